@@ -1,0 +1,165 @@
+"""Versioned Arrow schemas of every warehouse table.
+
+Each table has one row type with stable ids and provenance columns. The hive partition columns
+(``source``, ``day``) are part of each logical schema but live in the directory names, not in the
+Parquet files, so a nightly refresh appends a new ``day=`` folder without rewriting history.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+PARTITION_COLUMNS: tuple[str, ...] = ("source", "day")
+
+_PARTITION = [
+    pa.field("source", pa.string(), nullable=False),  # dataset or generator name, e.g. "arith"
+    pa.field("day", pa.string(), nullable=False),  # YYYY-MM-DD of the refresh that produced the row
+]
+_PROVENANCE = [
+    pa.field("run_id", pa.string(), nullable=False),
+    pa.field("created_at", pa.timestamp("us", tz="UTC"), nullable=False),
+]
+
+
+def _schema(*fields: pa.Field) -> pa.Schema:
+    return pa.schema([*fields, *_PROVENANCE, *_PARTITION], metadata={"schema_version": str(SCHEMA_VERSION)})
+
+
+PROBLEMS = _schema(
+    pa.field("problem_id", pa.string(), nullable=False),
+    pa.field("task", pa.string(), nullable=False),  # arith_chain | arith_word | gsm8k | math | logic
+    pa.field("split", pa.string(), nullable=False),
+    pa.field("question", pa.string(), nullable=False),
+    pa.field("gold_answer", pa.string(), nullable=False),
+    pa.field("gold_solution", pa.string()),
+    pa.field("n_gold_steps", pa.int32()),
+    pa.field("difficulty", pa.string()),  # free-form knob summary, e.g. "ops=4 range=1-20"
+    pa.field("meta_json", pa.string()),  # task-specific ground truth (intermediate values, rules)
+    pa.field("seed", pa.int64()),
+)
+
+SOLUTIONS = _schema(
+    pa.field("solution_id", pa.string(), nullable=False),
+    pa.field("problem_id", pa.string(), nullable=False),
+    pa.field("sample_idx", pa.int32(), nullable=False),
+    pa.field("text", pa.string(), nullable=False),
+    pa.field("n_steps", pa.int32(), nullable=False),
+    pa.field("final_answer", pa.string()),
+    pa.field("is_correct", pa.bool_()),  # final answer graded against gold; null when ungradable
+    pa.field("first_error_truth", pa.int32()),  # exact first wrong step (generated tasks), -1 = none
+    pa.field("finish_reason", pa.string()),
+    pa.field("status", pa.string(), nullable=False),  # ok | error
+    pa.field("error", pa.string()),
+    pa.field("model", pa.string(), nullable=False),
+    pa.field("temperature", pa.float32()),
+    pa.field("seed", pa.int64()),
+    pa.field("prompt_tokens", pa.int32()),
+    pa.field("completion_tokens", pa.int32()),
+)
+
+STEPS = _schema(
+    pa.field("solution_id", pa.string(), nullable=False),
+    pa.field("problem_id", pa.string(), nullable=False),
+    pa.field("step_idx", pa.int32(), nullable=False),  # 0-based, as in ProcessBench
+    pa.field("text", pa.string(), nullable=False),
+    pa.field("is_correct_truth", pa.bool_()),  # exact truth where the task defines one, else null
+)
+
+ROLLOUTS = _schema(
+    pa.field("rollout_id", pa.string(), nullable=False),
+    pa.field("solution_id", pa.string(), nullable=False),
+    pa.field("problem_id", pa.string(), nullable=False),
+    pa.field("step_idx", pa.int32(), nullable=False),  # prefix = steps 0..step_idx
+    pa.field("prefix_hash", pa.string(), nullable=False),  # shares rollouts across labelers
+    pa.field("rollout_idx", pa.int32(), nullable=False),
+    pa.field("text", pa.string(), nullable=False),
+    pa.field("final_answer", pa.string()),
+    pa.field("is_correct", pa.bool_()),
+    pa.field("finish_reason", pa.string()),
+    pa.field("model", pa.string(), nullable=False),
+    pa.field("seed", pa.int64()),
+    pa.field("completion_tokens", pa.int32()),
+)
+
+STEP_LABELS = _schema(
+    pa.field("solution_id", pa.string(), nullable=False),
+    pa.field("problem_id", pa.string(), nullable=False),
+    pa.field("step_idx", pa.int32(), nullable=False),
+    pa.field("method", pa.string(), nullable=False),  # mc | omegaprm | sympy | z3 | judge | consensus
+    pa.field("soft_label", pa.float32()),  # e.g. MC estimate in [0, 1]
+    pa.field("hard_label", pa.bool_()),  # True = step is good; null = unverifiable
+    pa.field("status", pa.string(), nullable=False),  # labeled | by_convention | unverifiable
+    pa.field("n_rollouts", pa.int32()),
+    pa.field("n_correct", pa.int32()),
+    pa.field("first_error", pa.int32()),  # per-solution first wrong step found by the method, -1 = none
+    pa.field("labeler_version", pa.string(), nullable=False),
+    pa.field("params_json", pa.string()),
+    pa.field("cost_rollouts", pa.int32()),
+    pa.field("cost_tokens", pa.int64()),
+)
+
+JUDGMENTS = _schema(
+    pa.field("judgment_id", pa.string(), nullable=False),
+    pa.field("solution_id", pa.string(), nullable=False),
+    pa.field("problem_id", pa.string(), nullable=False),
+    pa.field("model", pa.string(), nullable=False),
+    pa.field("n_votes", pa.int32(), nullable=False),
+    pa.field("n_abstain", pa.int32(), nullable=False),
+    pa.field("votes_json", pa.string()),  # the parsed first-error index of every vote (null = abstain)
+    pa.field("first_error", pa.int32()),  # majority earliest wrong step, -1 = none, null = no majority
+    pa.field("agreement", pa.float32()),  # share of counted votes that agree with the majority
+    pa.field("cost_tokens", pa.int64()),
+)
+
+VERIFICATIONS = _schema(
+    pa.field("solution_id", pa.string(), nullable=False),
+    pa.field("problem_id", pa.string(), nullable=False),
+    pa.field("step_idx", pa.int32(), nullable=False),
+    pa.field("verifier", pa.string(), nullable=False),  # sympy | z3
+    pa.field("status", pa.string(), nullable=False),  # correct | incorrect | unverifiable
+    pa.field("detail", pa.string()),  # failing equation, or why the step could not be checked
+    pa.field("elapsed_ms", pa.float32()),
+)
+
+LABEL_AUDIT = _schema(
+    pa.field("method", pa.string(), nullable=False),
+    pa.field("n_solutions", pa.int32(), nullable=False),
+    pa.field("n_steps", pa.int32(), nullable=False),
+    pa.field("step_accuracy", pa.float32()),
+    pa.field("step_f1", pa.float32()),
+    pa.field("first_error_acc", pa.float32()),  # exact first-error match on wrong solutions
+    pa.field("correct_acc", pa.float32()),  # correct solutions accepted
+    pa.field("processbench_f1", pa.float32()),  # harmonic mean of the two above
+    pa.field("rollouts_per_step", pa.float32()),
+    pa.field("tokens_per_step", pa.float32()),
+)
+
+TABLES: dict[str, pa.Schema] = {
+    "problems": PROBLEMS,
+    "solutions": SOLUTIONS,
+    "steps": STEPS,
+    "rollouts": ROLLOUTS,
+    "step_labels": STEP_LABELS,
+    "judgments": JUDGMENTS,
+    "verifications": VERIFICATIONS,
+    "label_audit": LABEL_AUDIT,
+}
+
+# Columns that identify a row; a table must not hold two rows with the same key.
+PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
+    "problems": ("problem_id",),
+    "solutions": ("solution_id",),
+    "steps": ("solution_id", "step_idx"),
+    "rollouts": ("rollout_id",),
+    "step_labels": ("solution_id", "step_idx", "method"),
+    "judgments": ("judgment_id",),
+    "verifications": ("solution_id", "step_idx", "verifier"),
+    "label_audit": ("run_id", "method"),
+}
+
+
+def file_schema(table: str) -> pa.Schema:
+    """The schema stored inside Parquet files: the logical schema minus the hive partition columns."""
+    schema = TABLES[table]
+    return pa.schema([f for f in schema if f.name not in PARTITION_COLUMNS], metadata=schema.metadata)
