@@ -7,7 +7,7 @@ import re
 # Model text is hostile: bound how much of it the regexes scan. Final answers sit at the end.
 MAX_SCAN_CHARS = 20_000
 
-_ANSWER_LINE = re.compile(r"(?im)^[ \t>*_]*(?:final\s+)?answer\s*(?:is)?\s*[:=]\s*(.+?)\s*$")
+_ANSWER_LINE = re.compile(r"(?im)^[ \t>*_]*(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*[:=]\s*(.+?)\s*$")
 _HASHES = re.compile(r"(?m)^\s*####\s*(.+?)\s*$")
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 

@@ -1,0 +1,23 @@
+"""The warehouse: versioned schemas, atomic hive-partitioned Parquet writes, DuckDB views.
+
+Never imports dagster.
+"""
+
+from warehouse.config import default_root
+from warehouse.db import connect
+from warehouse.schemas import PRIMARY_KEYS, SCHEMA_VERSION, TABLES
+from warehouse.store import Warehouse, WriteResult, new_run_id, today
+from warehouse.validate import SchemaError
+
+__all__ = [
+    "PRIMARY_KEYS",
+    "SCHEMA_VERSION",
+    "TABLES",
+    "SchemaError",
+    "Warehouse",
+    "WriteResult",
+    "connect",
+    "default_root",
+    "new_run_id",
+    "today",
+]

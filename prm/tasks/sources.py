@@ -1,0 +1,56 @@
+"""Problem sources by name: the embedded arithmetic generator and GSM8K/MATH-style files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, generate_problems
+from prm.tasks.records import ProblemRecord
+
+
+def arithmetic_record(problem: ArithmeticProblem, config: ArithmeticConfig, seed: int, split: str) -> ProblemRecord:
+    """The warehouse record of a generated problem; its ground truth goes into ``meta``."""
+    return ProblemRecord(
+        problem_id=problem.problem_id,
+        task=f"arith_{problem.style}",
+        split=split,
+        question=problem.question,
+        gold_answer=str(problem.answer),
+        gold_solution=problem.gold_solution(),
+        n_gold_steps=len(problem.gold_steps),
+        difficulty=f"ops={config.n_ops} operators={config.operators} range={config.min_value}-{config.max_value}",
+        meta={"expression": problem.expression, "intermediates": list(problem.intermediates),
+              "style": problem.style},
+        seed=seed,
+    )
+
+
+@dataclass(frozen=True)
+class ArithmeticSourceConfig:
+    """A mix of generated arithmetic problems: ``per_level`` problems for every (n_ops, style)."""
+
+    n_ops: Sequence[int] = (2, 4, 8)  # difficulty levels; 8-step chains are where policies slip
+    styles: Sequence[str] = ("chain",)  # "chain" and/or "word"
+    per_level: int = 8  # problems per (n_ops, style)
+    operators: str = "+-*"
+    max_value: int = 20
+    split: str = "train"
+
+
+def generate_arithmetic(config: ArithmeticSourceConfig, seed: int) -> list[ProblemRecord]:
+    """Generate every level of ``config``; the same seed gives the same problems and ids.
+
+    >>> records = generate_arithmetic(ArithmeticSourceConfig(n_ops=(2,), per_level=3), seed=0)
+    >>> [r.n_gold_steps for r in records]
+    [2, 2, 2]
+    """
+    records: dict[str, ProblemRecord] = {}
+    for level, n_ops in enumerate(config.n_ops):
+        for style_idx, style in enumerate(config.styles):
+            arith = ArithmeticConfig(n_ops=n_ops, operators=config.operators, max_value=config.max_value, style=style)
+            level_seed = seed * 1_000 + level * 10 + style_idx  # distinct, reproducible stream per level
+            for problem in generate_problems(config.per_level, arith, seed=level_seed):
+                # equal questions share an id, so duplicates across levels collapse instead of colliding
+                records.setdefault(problem.problem_id, arithmetic_record(problem, arith, level_seed, config.split))
+    return list(records.values())

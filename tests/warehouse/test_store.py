@@ -1,0 +1,150 @@
+"""Schema validation, atomic writes, partitions and replacement of the Parquet store."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pyarrow as pa
+import pytest
+
+from warehouse import SchemaError, Warehouse, connect
+from warehouse.schemas import TABLES, file_schema
+
+
+def problem(i: int, **over) -> dict:
+    row = {"problem_id": f"p{i}", "task": "arith_chain", "split": "train", "question": f"{i}+1",
+           "gold_answer": str(i + 1)}
+    return {**row, **over}
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([problem(0), problem(1, question=None)], r"problems\.question: row 1 is null, but the column is required"),
+        ([problem(0), problem(1), problem(2, seed="x")], r"problems\.seed: row 2 has 'x', which is not int64"),
+        ([problem(0, colour="red")], r"problems: unknown column\(s\) \['colour'\]"),
+        ([{"problem_id": "p0"}], r"problems\.task: required column is missing"),
+        ([problem(0, n_gold_steps=2**40)], r"problems\.n_gold_steps: row 0 has 1099511627776"),
+    ],
+)
+def test_bad_rows_name_table_column_and_row_and_write_nothing(wh: Warehouse, rows, message) -> None:
+    with pytest.raises(SchemaError, match=message):
+        wh.write("problems", rows, source="arith", day="2026-11-20")
+    assert not (wh.root / "problems").exists() or wh.files("problems") == []
+
+
+def test_round_trip_keeps_values_and_adds_provenance(wh: Warehouse) -> None:
+    result = wh.write("problems", [problem(i) for i in range(3)], source="arith", day="2026-11-20", run_id="r1")
+    assert result.rows == 3 and result.path.name.startswith("part-problems-r1-")
+    # Partition columns live in the folder names, not in the file.
+    assert pa.parquet.read_schema(result.path).names == file_schema("problems").names
+    back = wh.read("problems")
+    assert back.column("question").to_pylist() == ["0+1", "1+1", "2+1"]
+    assert set(back.column("run_id").to_pylist()) == {"r1"}
+    assert set(back.column("day").to_pylist()) == {"2026-11-20"}
+
+
+def test_columnar_and_arrow_inputs_are_accepted(wh: Warehouse) -> None:
+    columns = {k: [problem(i)[k] for i in range(4)] for k in problem(0)}
+    wh.write("problems", columns, source="arith", day="2026-11-20")
+    wh.write("problems", pa.Table.from_pydict(columns), source="arith", day="2026-11-21")
+    assert wh.read("problems").num_rows == 8
+
+
+def test_appends_across_partitions_keep_history(wh: Warehouse) -> None:
+    for day in ("2026-11-19", "2026-11-20", "2026-11-21"):
+        for source in ("arith", "gsm8k"):
+            wh.write("problems", [problem(0, problem_id=f"{source}-{day}")], source=source, day=day)
+    con = connect(wh.root)
+    rows = con.execute("SELECT source, count(*) FROM problems GROUP BY 1 ORDER BY 1").fetchall()
+    assert rows == [("arith", 3), ("gsm8k", 3)]
+    days = con.execute("SELECT DISTINCT day FROM problems WHERE source = 'gsm8k' ORDER BY 1").fetchall()
+    assert [d for (d,) in days] == ["2026-11-19", "2026-11-20", "2026-11-21"]
+
+
+def test_replace_rewrites_only_the_writers_partition(wh: Warehouse) -> None:
+    kwargs = {"source": "arith", "day": "2026-11-20"}
+    wh.write("step_labels", [_label("mc", 0.5)], writer="mc", **kwargs)
+    wh.write("step_labels", [_label("sympy", 1.0)], writer="sympy", **kwargs)
+    wh.write("step_labels", [_label("mc", 0.5)], writer="mc", source="arith", day="2026-11-21")
+    result = wh.write("step_labels", [_label("mc", 0.25)], writer="mc", replace=True, **kwargs)
+    assert len(result.replaced) == 1
+    con = connect(wh.root)
+    got = con.execute("SELECT day, method, soft_label FROM step_labels ORDER BY day, method").fetchall()
+    assert got == [("2026-11-20", "mc", 0.25), ("2026-11-20", "sympy", 1.0), ("2026-11-21", "mc", 0.5)]
+
+
+def _label(method: str, soft: float) -> dict:
+    return {"solution_id": "s1", "problem_id": "p1", "step_idx": 0, "method": method, "soft_label": soft,
+            "hard_label": soft > 0, "status": "labeled", "labeler_version": "test"}
+
+
+@pytest.mark.parametrize(("day", "message"), [("21-11-2026", "YYYY-MM-DD"), ("2026-11-21/../x", "YYYY-MM-DD")])
+def test_bad_partition_values_are_rejected(wh: Warehouse, day: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        wh.write("problems", [problem(0)], source="arith", day=day)
+
+
+_KILL_BEFORE_RENAME = textwrap.dedent(
+    """
+    import os, signal, sys
+    import warehouse.store as store
+    from warehouse import Warehouse
+
+    def die(src, dst):  # the process dies after the temp file is complete but before the rename
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    store.os.replace = die
+    rows = [{"problem_id": f"p{i}", "task": "t", "split": "s", "question": "q", "gold_answer": "1"}
+            for i in range(1000)]
+    Warehouse(sys.argv[1]).write("problems", rows, source="arith", day="2026-11-20")
+    """
+)
+
+_WRITE_FOREVER = textwrap.dedent(
+    """
+    import sys
+    from warehouse import Warehouse
+    n = 200_000
+    cols = {"problem_id": [f"p{i}" for i in range(n)], "task": ["t"] * n, "split": ["s"] * n,
+            "question": ["what is " * 20] * n, "gold_answer": ["1"] * n}
+    wh = Warehouse(sys.argv[1])
+    print("ready", flush=True)
+    while True:
+        wh.write("problems", cols, source="arith", day="2026-11-20")
+    """
+)
+
+
+def test_write_killed_before_rename_leaves_nothing_visible(wh: Warehouse) -> None:
+    proc = subprocess.run([sys.executable, "-c", _KILL_BEFORE_RENAME, str(wh.root)], check=False)
+    assert proc.returncode == -signal.SIGKILL
+    leftovers = list((wh.root / "problems").rglob("*"))
+    assert any(p.name.startswith(".tmp-") for p in leftovers), "the temp file should have been written"
+    assert wh.files("problems") == []
+    assert connect(wh.root).execute("SELECT count(*) FROM problems").fetchone() == (0,)
+    assert len(wh.remove_stale_temp_files()) == 1
+
+
+def test_write_killed_at_a_random_moment_leaves_only_whole_files(wh: Warehouse) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", _WRITE_FOREVER, str(wh.root)], stdout=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.stdout.readline().strip() == b"ready"
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    n_files = len(wh.files("problems"))
+    assert n_files >= 1, "the writer should have committed at least one file before it was killed"
+    (count,) = connect(wh.root).execute("SELECT count(*) FROM problems").fetchone()
+    assert count == 200_000 * n_files  # every visible file is complete and readable
+
+
+def test_every_table_has_the_provenance_and_partition_columns() -> None:
+    for name, schema in TABLES.items():
+        assert {"run_id", "created_at", "source", "day"} <= set(schema.names), name
+        assert schema.metadata[b"schema_version"] == b"1"
