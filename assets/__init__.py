@@ -1,0 +1,1 @@
+"""Thin Dagster asset definitions over the prm, verifiers and warehouse libraries."""

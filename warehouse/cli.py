@@ -103,7 +103,7 @@ def tables(root: Path | None) -> None:
     con = _open(root)
     width = max(len(n) for n in [*TABLES, *CONVENIENCE_VIEWS])
     for name in sorted(TABLES):
-        (count,) = con.execute(f"SELECT count(*) FROM {name}").fetchone()
+        (count,) = con.execute(f"SELECT count(*) FROM {name}").fetchall()[0]
         click.echo(f"{name:<{width}}  table  {count:>10,} rows")
     for name in sorted(CONVENIENCE_VIEWS):
         click.echo(f"{name:<{width}}  view")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, generate_problems
 from prm.tasks.records import ProblemRecord
@@ -54,3 +55,39 @@ def generate_arithmetic(config: ArithmeticSourceConfig, seed: int) -> list[Probl
                 # equal questions share an id, so duplicates across levels collapse instead of colliding
                 records.setdefault(problem.problem_id, arithmetic_record(problem, arith, level_seed, config.split))
     return list(records.values())
+
+
+BUILTIN_SOURCES: tuple[str, ...] = ("arith",)
+FILE_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".parquet")
+
+
+def day_seed(day: str, seed: int) -> int:
+    """A seed per (day, base seed), so every nightly partition draws new problems reproducibly.
+
+    >>> day_seed("2026-11-21", 0)
+    20261121
+    """
+    return int(day.replace("-", "")) + seed * 100_000_000
+
+
+def inbox_file(inbox: Path, source: str) -> Path:
+    """The file a user dropped in the inbox for ``source`` (``<inbox>/<source>.jsonl`` etc.)."""
+    for suffix in FILE_SUFFIXES:
+        path = inbox / f"{source}{suffix}"
+        if path.exists():
+            return path
+    raise FileNotFoundError(
+        f"source {source!r} has no file in {inbox} (looked for {source}{{{','.join(FILE_SUFFIXES)}}}); "
+        "drop the dataset there or use the built-in source 'arith'"
+    )
+
+
+def load_source(
+    source: str, day: str, *, arith: ArithmeticSourceConfig, seed: int, inbox: Path, limit: int | None = None
+) -> list[ProblemRecord]:
+    """Problems of one (source, day) partition: generated for ``arith``, else read from the inbox file."""
+    from prm.tasks.datasets import load_problems
+
+    if source == "arith":
+        return generate_arithmetic(arith, seed=day_seed(day, seed))
+    return load_problems(inbox_file(inbox, source), source=source, limit=limit)

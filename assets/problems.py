@@ -1,0 +1,67 @@
+"""The problems asset: one (day, source) partition of generated or dropped-in problems."""
+
+# No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
+import dagster as dg
+
+from assets.metadata import histogram, md_table
+from pipelines.partitions import PARTITIONS, day_and_source
+from pipelines.resources import WarehouseResource
+from prm.tasks.sources import ArithmeticSourceConfig, load_source
+from warehouse import connect
+
+
+class ProblemsConfig(dg.Config):
+    """Knobs of the built-in ``arith`` source (file sources ignore all but ``limit``)."""
+
+    n_ops: list[int] = [2, 4, 8]  # difficulty levels (gold steps per problem)
+    styles: list[str] = ["chain"]  # "chain" and/or "word"
+    per_level: int = 8  # problems per (n_ops, style) and day
+    operators: str = "+-*"
+    max_value: int = 20
+    seed: int = 0  # combined with the day: each nightly partition draws fresh problems
+    limit: int | None = None  # cap on rows read from a dropped-in file
+
+    def to_library(self) -> ArithmeticSourceConfig:
+        return ArithmeticSourceConfig(n_ops=tuple(self.n_ops), styles=tuple(self.styles), per_level=self.per_level,
+                                      operators=self.operators, max_value=self.max_value)
+
+
+def _existing_ids(warehouse: WarehouseResource, day: str, source: str) -> set[str]:
+    """Problem ids stored by other partitions: a refresh appends only problems not seen before."""
+    wh = warehouse.get()
+    if not wh.files("problems"):
+        return set()
+    rows = connect(wh.root).execute(
+        "SELECT problem_id FROM problems WHERE NOT (day = ? AND source = ?)", [day, source]
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+@dg.asset(
+    partitions_def=PARTITIONS,
+    group_name="problems",
+    kinds={"python", "parquet"},
+    description="Problems of one (day, source): the seeded arithmetic generator, or a file dropped in the inbox.",
+)
+def problems(context: dg.AssetExecutionContext, config: ProblemsConfig, warehouse: WarehouseResource):
+    day, source = day_and_source(context)
+    try:
+        records = load_source(source, day, arith=config.to_library(), seed=config.seed,
+                              inbox=warehouse.inbox_path(), limit=config.limit)
+    except (FileNotFoundError, ValueError) as exc:
+        raise dg.Failure(description=f"cannot load problems of source {source!r} for {day}: {exc}") from exc
+    seen = _existing_ids(warehouse, day, source)
+    fresh = [r for r in records if r.problem_id not in seen]
+    result = warehouse.get().write("problems", [r.to_row() for r in fresh], source=source, day=day,
+                                   run_id=context.run_id, writer="problems", replace=True)
+    context.log.info(f"wrote {result.rows} problems of {source} for {day} to {result.path}")
+    preview = [{"problem_id": r.problem_id, "task": r.task, "steps": r.n_gold_steps, "question": r.question,
+                "gold": r.gold_answer} for r in fresh[:8]]
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": result.rows,
+        "skipped_existing": len(records) - len(fresh),
+        "path": dg.MetadataValue.path(str(result.path)),
+        "tasks": histogram([r.task for r in fresh], "task"),
+        "gold_steps": histogram([r.n_gold_steps for r in fresh], "gold steps"),
+        "preview": md_table(preview),
+    })

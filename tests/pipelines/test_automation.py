@@ -1,0 +1,53 @@
+"""The nightly schedule and the inbox sensor produce the right run requests and partition keys."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+
+import dagster as dg
+
+from pipelines.partitions import partition_key, register_sources
+from pipelines.schedules import nightly_refresh
+from pipelines.sensors import inbox_sensor
+
+
+def test_nightly_schedule_requests_today_for_every_source(instance) -> None:
+    when = dt.datetime(2026, 11, 21, 2, 0, tzinfo=dt.UTC)
+    skipped = nightly_refresh(dg.build_schedule_context(instance=instance, scheduled_execution_time=when))
+    assert isinstance(skipped, dg.SkipReason)
+    register_sources(instance, ["arith", "gsm8k"])
+    requests = nightly_refresh(dg.build_schedule_context(instance=instance, scheduled_execution_time=when))
+    assert [r.partition_key for r in requests] == [partition_key("2026-11-21", "arith"),
+                                                   partition_key("2026-11-21", "gsm8k")]
+    assert {r.run_key for r in requests} == {"nightly-2026-11-21-arith", "nightly-2026-11-21-gsm8k"}
+    assert nightly_refresh.cron_schedule == "0 2 * * *"
+
+
+def test_inbox_sensor_registers_sources_and_requests_new_files(instance, resource) -> None:
+    ctx = dg.build_sensor_context(instance=instance, resources={"warehouse": resource})
+    first = inbox_sensor(ctx)
+    assert first.run_requests == []
+    assert first.dynamic_partitions_requests[0].partition_keys == ["arith"]
+
+    inbox = resource.inbox_path()
+    (inbox / "gsm8k_small.jsonl").write_text(json.dumps({"question": "q", "answer": "x\n#### 1"}) + "\n")
+    (inbox / "notes.txt").write_text("ignored: not a dataset file")
+    instance.add_dynamic_partitions("source", ["arith"])
+    second = inbox_sensor(dg.build_sensor_context(instance=instance, cursor=first.cursor,
+                                                  resources={"warehouse": resource}))
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    assert [r.partition_key for r in second.run_requests] == [partition_key(today, "gsm8k_small")]
+    assert second.dynamic_partitions_requests[0].partition_keys == ["gsm8k_small"]
+
+    instance.add_dynamic_partitions("source", ["gsm8k_small"])
+    third = inbox_sensor(dg.build_sensor_context(instance=instance, cursor=second.cursor,
+                                                 resources={"warehouse": resource}))
+    assert third.run_requests == [] and third.dynamic_partitions_requests == []
+
+    path = inbox / "gsm8k_small.jsonl"
+    os.utime(path, (path.stat().st_atime, path.stat().st_mtime + 10))  # the file changed
+    fourth = inbox_sensor(dg.build_sensor_context(instance=instance, cursor=third.cursor,
+                                                  resources={"warehouse": resource}))
+    assert len(fourth.run_requests) == 1

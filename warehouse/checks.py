@@ -1,0 +1,98 @@
+"""Data-quality checks over the warehouse, shared by Dagster asset checks and tests.
+
+Each check returns a :class:`CheckOutcome` with counts, never raises on bad data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from warehouse.db import connect
+from warehouse.schemas import PRIMARY_KEYS, file_schema
+from warehouse.store import Warehouse
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """Whether a check passed, a one-line description, and counts for metadata."""
+
+    passed: bool
+    description: str
+    counts: dict[str, Any] = field(default_factory=dict)
+
+
+def schema_conforms(wh: Warehouse, table: str) -> CheckOutcome:
+    """Every Parquet file of ``table`` has exactly the table's file schema (names and types)."""
+    expected = file_schema(table)
+    bad: list[str] = []
+    files = wh.files(table)
+    for path in files:
+        try:
+            got = pq.read_schema(path)
+        except (OSError, ValueError) as exc:
+            bad.append(f"{path.name}: unreadable ({exc})")
+            continue
+        if not got.remove_metadata().equals(expected.remove_metadata()):
+            diff = sorted(set(map(str, got)) ^ set(map(str, expected)))
+            bad.append(f"{_rel(wh, path)}: {diff[:4]}")
+    desc = f"{len(files)} files of {table} match schema" if not bad else f"{len(bad)} files differ: {bad[:3]}"
+    return CheckOutcome(not bad, desc, {"files": len(files), "bad_files": len(bad)})
+
+
+def _rel(wh: Warehouse, path: Path) -> str:
+    return str(path.relative_to(wh.root))
+
+
+def ids_unique(wh: Warehouse, table: str) -> CheckOutcome:
+    """No two rows of ``table`` share a primary key."""
+    key = ", ".join(PRIMARY_KEYS[table])
+    con = connect(wh.root)
+    (rows,) = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0]
+    (dupes,) = con.execute(
+        f"SELECT count(*) FROM (SELECT {key} FROM {table} GROUP BY {key} HAVING count(*) > 1)"
+    ).fetchall()[0]
+    desc = f"{rows} rows, every ({key}) unique" if not dupes else f"{dupes} ({key}) values repeat"
+    return CheckOutcome(dupes == 0, desc, {"rows": rows, "duplicate_keys": dupes})
+
+
+def no_orphans(wh: Warehouse, child: str, parent: str, key: str) -> CheckOutcome:
+    """Every ``child.key`` exists in ``parent`` (e.g. no steps without their solution)."""
+    con = connect(wh.root)
+    (orphans,) = con.execute(
+        f"SELECT count(*) FROM {child} c WHERE NOT EXISTS (SELECT 1 FROM {parent} p WHERE p.{key} = c.{key})"
+    ).fetchall()[0]
+    desc = f"every {child}.{key} is in {parent}" if not orphans else f"{orphans} {child} rows have no {parent} row"
+    return CheckOutcome(orphans == 0, desc, {"orphans": orphans})
+
+
+def values_in_range(wh: Warehouse, table: str, column: str, low: float, high: float) -> CheckOutcome:
+    """Every non-null ``column`` lies in [low, high]."""
+    con = connect(wh.root)
+    (bad,) = con.execute(
+        f"SELECT count(*) FROM {table} WHERE {column} IS NOT NULL AND ({column} < ? OR {column} > ?)", [low, high]
+    ).fetchall()[0]
+    desc = f"{table}.{column} within [{low}, {high}]" if not bad else f"{bad} {table}.{column} values outside"
+    return CheckOutcome(bad == 0, desc, {"out_of_range": bad})
+
+
+def share_within(
+    wh: Warehouse, table: str, condition: str, low: float, high: float, where: str = "TRUE", min_rows: int = 1
+) -> CheckOutcome:
+    """The share of rows (matching ``where``) for which ``condition`` holds lies in [low, high].
+
+    Used for class balance: e.g. the share of correct solutions or of positive step labels. With
+    fewer than ``min_rows`` rows the check passes and says so (too little data to judge balance).
+    """
+    con = connect(wh.root)
+    n, share = con.execute(
+        f"SELECT count(*), avg(CASE WHEN {condition} THEN 1.0 ELSE 0.0 END) FROM {table} WHERE {where}"
+    ).fetchall()[0]
+    if n < min_rows:
+        return CheckOutcome(True, f"only {n} rows: too few to judge balance", {"rows": n})
+    ok = low <= share <= high
+    desc = f"share where {condition} = {share:.3f}, bounds [{low}, {high}]"
+    return CheckOutcome(ok, desc, {"rows": n, "share": round(float(share), 4)})
