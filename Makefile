@@ -8,7 +8,7 @@ TORCH_PACKAGE ?= torch==2.13.0+cpu
 STAMP := $(VENV)/.installed
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test lint ui bench venv clean-data
+.PHONY: demo test lint ui bench venv clean-data chromium
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,9 +27,14 @@ demo: $(STAMP)
 	mkdir -p $(DAGSTER_HOME)
 	$(PY) -m pipelines.demo
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest
+
+# Debian's chromium for the headless check of the Dagster UI; the test skips where it cannot be installed.
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq chromium >/dev/null; } || echo "chromium unavailable: the browser check will skip"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -15,6 +15,8 @@ concurrency:
     default_limit: 1
 telemetry:
   enabled: false
+nux:
+  enabled: false  # no newsletter sign-up modal over the asset graph
 """
 
 
