@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import dagster as dg
 
@@ -22,6 +24,14 @@ def test_dagster_cli_validates_the_code_location(tmp_path) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Validation successful" in proc.stderr + proc.stdout
+
+
+def test_dg_finds_the_project_from_pyproject(tmp_path) -> None:
+    dg_cli = Path(sys.executable).with_name("dg")
+    proc = subprocess.run([str(dg_cli), "check", "defs"], capture_output=True, text=True, timeout=180,
+                          cwd=Path(__file__).resolve().parents[2], env={**os.environ, "DAGSTER_HOME": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "All definitions loaded successfully" in proc.stdout + proc.stderr
 
 
 def test_assets_are_grouped_kinded_and_partitioned() -> None:
