@@ -1,0 +1,78 @@
+"""Throughput of the step verifiers through the worker pool.
+
+Usage: ``.venv/bin/python benchmarks/verifiers.py [--n 20000]``. Prints progress lines, then one JSON
+object as the last stdout line: ``{"sympy_checks_per_s": ..., "z3_checks_per_s": ...}``.
+(``sympy_checks_per_s`` is the exact-rational arithmetic checker, named after the issue's "SymPy step
+verifier".) Target: >= 1,000 arithmetic checks/s on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+# Run as a script, this file's directory heads sys.path and this file's name shadows the `verifiers`
+# package; drop that entry so the imports below (and the pool's workers) find the package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from prm.tasks.logic import corrupt_steps, generate_logic_problem  # noqa: E402
+from verifiers.pool import PoolConfig, VerifierPool  # noqa: E402
+
+
+def arithmetic_steps(n: int, seed: int = 0) -> list[str]:
+    """GSM8K-style steps, about one in five with a slip."""
+    rng = random.Random(seed)
+    steps = []
+    for _ in range(n):
+        a, b, c = rng.randint(2, 999), rng.randint(2, 99), rng.randint(1, 999)
+        result = a * b + c + (rng.randint(1, 9) if rng.random() < 0.2 else 0)
+        style = rng.randrange(3)
+        if style == 0:
+            steps.append(f"She earns {a} * {b} + {c} = $<<{a}*{b}+{c}={result}>>{result} in total.")
+        elif style == 1:
+            steps.append(f"{a}*{b}+{c} = {a * b}+{c} = {result}")
+        else:
+            steps.append(rf"$\frac{{{a * b}}}{{{b}}} + {c} = {result - a * b + a}$")
+    return steps
+
+
+def logic_steps(n: int, seed: int = 0) -> list[str]:
+    steps: list[str] = []
+    k = seed
+    while len(steps) < n:
+        problem = generate_logic_problem(k)
+        steps += list(problem.gold_steps) + corrupt_steps(problem, k)[0]
+        k += 1
+    return steps[:n]
+
+
+def throughput(pool: VerifierPool, kind: str, items: list[str]) -> tuple[float, dict[str, int]]:
+    pool.run(kind, items[:64])  # warm: workers started and task modules imported
+    start = time.perf_counter()
+    verdicts = pool.run(kind, items)
+    elapsed = time.perf_counter() - start
+    counts: dict[str, int] = {}
+    for v in verdicts:
+        counts[v.status] = counts.get(v.status, 0) + 1
+    return len(items) / elapsed, counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=20_000, help="steps per verifier (default 20000)")
+    parser.add_argument("--workers", type=int, default=2, help="pool workers (default 2: this machine)")
+    args = parser.parse_args()
+    with VerifierPool(PoolConfig(workers=args.workers)) as pool:
+        sympy_rate, sympy_counts = throughput(pool, "arithmetic", arithmetic_steps(args.n))
+        print(json.dumps({"verifier": "arithmetic", "steps": args.n, "verdicts": sympy_counts}))
+        z3_rate, z3_counts = throughput(pool, "logic", logic_steps(args.n))
+        print(json.dumps({"verifier": "z3", "steps": args.n, "verdicts": z3_counts}))
+    print(json.dumps({"sympy_checks_per_s": round(sympy_rate, 1), "z3_checks_per_s": round(z3_rate, 1)}))
+
+
+if __name__ == "__main__":
+    main()

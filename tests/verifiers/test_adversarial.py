@@ -1,0 +1,79 @@
+"""Hostile step text: no code runs, no call overruns its limit, verdicts are never "correct",
+and the rows after a hostile one are still verified."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from verifiers import check_arithmetic_step, check_logic_step, check_steps, grade_answers
+
+TIMEOUT_S = 2.0
+
+
+def _hostile(sentinel: Path) -> list[str]:
+    return [
+        f"__import__('os').system('touch {sentinel}') = 0",
+        f"1 + __import__('os').system('touch {sentinel}') = 1",
+        "9**9**9**9 = 1",
+        "2^2^2^2^2^2 = 4",
+        "(" * 10_000 + "1" + ")" * 10_000 + " = 1",
+        "(" * 5_000 + "1" + ")" * 5_000 + " = 1",  # under the length limit: stopped by the depth limit
+        "1" * 1_000_000 + " = 1",
+        "1" * 5_000 + " = 1",
+        "１+１=３",  # fullwidth digits
+        "5 − 3 = 3",  # U+2212 minus
+        "2 × 3 = 7",  # U+00D7 times
+        "2\x00+2=5",
+        "",
+        "=",
+        "= = =",
+        "\\frac{" * 500 + "1",
+    ]
+
+
+def test_hostile_arithmetic_batch(tmp_path: Path) -> None:
+    sentinel = tmp_path / "pwned"
+    rows: list[str] = []
+    for text in _hostile(sentinel):
+        rows += [text, "48/2 = <<48/2=24>>24"]
+    start = time.monotonic()
+    verdicts = check_steps(rows, timeout_s=TIMEOUT_S)
+    assert time.monotonic() - start < TIMEOUT_S * 4
+    for text, verdict in zip(rows[::2], verdicts[::2], strict=True):
+        assert verdict.status in ("unverifiable", "incorrect"), (text[:40], verdict)
+    assert all(v.status == "correct" for v in verdicts[1::2])
+    assert not sentinel.exists()
+
+
+@pytest.mark.parametrize("index", range(16))
+def test_hostile_in_process_is_fast(tmp_path: Path, index: int) -> None:
+    text = _hostile(tmp_path / "pwned")[index]
+    start = time.monotonic()
+    verdict = check_arithmetic_step(text)
+    assert time.monotonic() - start < 0.5  # the in-process path is bounded by the grammar's limits
+    assert verdict.status in ("unverifiable", "incorrect")
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("index", range(16))
+def test_hostile_logic_step(tmp_path: Path, index: int) -> None:
+    text = _hostile(tmp_path / "pwned")[index] + " -> A is true"
+    start = time.monotonic()
+    verdict = check_logic_step(text)
+    assert time.monotonic() - start < 0.5
+    assert verdict.status in ("unverifiable", "incorrect")
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_hostile_answers(tmp_path: Path) -> None:
+    sentinel = tmp_path / "pwned"
+    rows = [(text, "3") for text in [*_hostile(sentinel)[:4], "１", "\x00", ""]] + [("3", "3"), ("3.0", "3")]
+    start = time.monotonic()
+    grades = grade_answers(rows, timeout_s=TIMEOUT_S)
+    assert time.monotonic() - start < TIMEOUT_S * 6
+    assert grades[-2:] == [True, True]
+    assert not any(grades[:-2])
+    assert not sentinel.exists()

@@ -1,0 +1,68 @@
+"""The worker pool: order, chunking, and survival of hung, crashing and raising tasks."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from verifiers import PoolConfig, StepVerdict, VerifierPool, check_steps
+
+TASK = "verifier_pool_tasks:misbehave"
+
+
+@pytest.fixture(scope="module")
+def pool():
+    # Workers import TASK by module name and start with the parent's sys.path.
+    here = str(Path(__file__).parent)
+    sys.path.insert(0, here)
+    try:
+        with VerifierPool(PoolConfig(workers=2, chunk_size=4)) as p:
+            yield p
+    finally:
+        sys.path.remove(here)
+
+
+def test_results_keep_input_order(pool: VerifierPool) -> None:
+    items = [f"{i}" for i in range(50)]
+    assert pool.run(TASK, items, timeout_s=5) == items
+
+
+@pytest.mark.parametrize("bad", ["hang", "crash", "raise"])
+def test_bad_item_fails_alone_and_batch_continues(pool: VerifierPool, bad: str) -> None:
+    items = ["a", "b", bad, "c", "d", "e", "f", "g"]
+    start = time.monotonic()
+    results = pool.run(TASK, items, timeout_s=1.0)
+    assert time.monotonic() - start < 10
+    assert results[:2] == ["a", "b"] and results[3:] == ["c", "d", "e", "f", "g"]
+    failed = results[2]
+    assert isinstance(failed, StepVerdict) and failed.status == "unverifiable"
+
+
+def test_hung_worker_is_replaced(pool: VerifierPool) -> None:
+    before = pool.replaced
+    pool.run(TASK, ["hang"], timeout_s=0.5)
+    assert pool.replaced == before + 1
+    assert pool.run(TASK, ["ok"], timeout_s=5) == ["ok"]
+
+
+def test_check_steps_from_a_thread() -> None:
+    out: list[list[StepVerdict]] = []
+    thread = threading.Thread(target=lambda: out.append(check_steps(["2+2=4", "2+2=5"])))
+    thread.start()
+    thread.join(timeout=60)
+    assert [v.status for v in out[0]] == ["correct", "incorrect"]
+
+
+def test_logic_steps_through_the_pool() -> None:
+    verdicts = check_steps(["A is true, if A then B -> B is true", "B is true -> A is true"], kind="logic")
+    assert [v.status for v in verdicts] == ["correct", "incorrect"]
+
+
+@pytest.mark.parametrize("kwargs", [{"workers": 0}, {"chunk_size": 0}])
+def test_config_rejects_nonsense(kwargs: dict[str, int]) -> None:
+    with pytest.raises(ValueError, match="must be >= 1"):
+        PoolConfig(**kwargs)

@@ -1,0 +1,122 @@
+"""Final-answer grading: ``grade_answer(prediction, gold) -> bool | None`` with a hard time limit.
+
+Plain numbers (GSM8K's ``1,234`` vs ``1234``, ``18.0`` vs ``18``) are compared in-process with exact
+rationals: that path is bounded by :data:`~verifiers.constants.MAX_NUMBER_DIGITS`. Everything else
+(fractions, LaTeX, sets/tuples, units) goes to Math-Verify in a worker of :mod:`verifiers.pool`, with
+Math-Verify's own ``signal.alarm`` timeouts disabled (they fail off the main thread) and the pool's
+wall-clock limit in their place. Math-Verify hands only digit/operator strings to SymPy's
+``parse_expr`` and reads everything else with its LaTeX grammar, so no model text is executed; what
+such strings can still do (``9**9**9**9``) is cut off by the pool.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from fractions import Fraction
+
+from verifiers.constants import DEFAULT_GRADE_TIMEOUT_S, MAX_ANSWER_CHARS, MAX_NUMBER_DIGITS, NUMBER_REL_TOL
+
+__all__ = ["grade_answer", "grade_answers", "grade_in_process"]
+
+_PLAIN_NUMBER = re.compile(r"-?\$?\s*(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
+_MATH_DELIMITED = re.compile(r"\$|\\\(|\\\[|\\boxed|\\fbox")
+# Plain-text spellings Math-Verify's LaTeX grammar would read as products of letters (pi -> p*i).
+_PLAIN_WORDS = (
+    (re.compile(r"(?<![\\A-Za-z])pi(?![A-Za-z])"), r"\\pi"),
+    (re.compile(r"(?<![\\A-Za-z])sqrt\(([^()]{0,200})\)"), r"\\sqrt{\1}"),
+    (re.compile(r"(?<![\\A-Za-z])sqrt(?![A-Za-z])"), r"\\sqrt"),
+    (re.compile(r"(?<![\\A-Za-z])(?:infinity|inf)(?![A-Za-z])"), r"\\infty"),
+)
+
+
+def _plain_number(text: str) -> Fraction | None:
+    text = text.replace("\\$", "$").replace("\\!", "").strip().rstrip(".")
+    if len(text) > MAX_NUMBER_DIGITS or not _PLAIN_NUMBER.fullmatch(text):
+        return None
+    return Fraction(text.replace("$", "").replace(",", "").replace(" ", ""))
+
+
+def _numbers_equal(pred: Fraction, gold: Fraction) -> bool:
+    if pred.denominator == 1 and gold.denominator == 1:
+        return pred == gold
+    return abs(pred - gold) <= NUMBER_REL_TOL * max(1, abs(gold))
+
+
+def _as_math(text: str) -> str:
+    """Wrap bare answer text in ``$...$`` so Math-Verify reads it as LaTeX, as it expects of golds."""
+    text = text.replace("\\$", "").strip()  # an escaped dollar is currency, not a math delimiter
+    if _MATH_DELIMITED.search(text):
+        return text
+    for pattern, repl in _PLAIN_WORDS:
+        text = pattern.sub(repl, text)
+    return f"${text}$"
+
+
+def grade_in_process(pair: tuple[str | None, str]) -> bool | None:
+    """Math-Verify on one ``(prediction, gold)`` pair in the calling process, without a time limit.
+
+    Only for pool workers; use :func:`grade_answer`, which bounds the time.
+    """
+    prediction, gold = pair
+    if not isinstance(prediction, str) or not isinstance(gold, str) or not prediction.strip():
+        return None
+    if len(prediction) > MAX_ANSWER_CHARS or len(gold) > MAX_ANSWER_CHARS or "\x00" in prediction:
+        return None
+    from math_verify import parse, verify  # heavy (SymPy): imported in workers only
+
+    logging.getLogger("math_verify").setLevel(logging.ERROR)  # the "timeout disabled" notice is intended
+    gold_parsed = parse(_as_math(gold), parsing_timeout=None)  # type: ignore[arg-type]
+    pred_parsed = parse(_as_math(prediction), parsing_timeout=None)  # type: ignore[arg-type]
+    if not gold_parsed or not pred_parsed:
+        return None
+    return bool(verify(gold_parsed, pred_parsed, timeout_seconds=None))
+
+
+def _fast(prediction: str | None, gold: str) -> tuple[bool, bool | None]:
+    """(decided, grade) from the in-process paths; undecided pairs go to the pool."""
+    if not isinstance(prediction, str) or not prediction.strip():
+        return True, None
+    pred_num, gold_num = _plain_number(prediction), _plain_number(gold)
+    if pred_num is not None and gold_num is not None:
+        return True, _numbers_equal(pred_num, gold_num)
+    return False, None
+
+
+def grade_answers(pairs: Sequence[tuple[str | None, str]],
+                  timeout_s: float = DEFAULT_GRADE_TIMEOUT_S) -> list[bool | None]:  # fmt: skip
+    """:func:`grade_answer` over a batch; the non-trivial pairs share the worker pool.
+
+    >>> grade_answers([("1,234", "1234"), ("18.0", "18"), ("17", "18"), (None, "3")])
+    [True, True, False, None]
+    """
+    results: list[bool | None] = [None] * len(pairs)
+    slow: list[int] = []
+    for i, (prediction, gold) in enumerate(pairs):
+        decided, grade = _fast(prediction, gold)
+        if decided:
+            results[i] = grade
+        else:
+            slow.append(i)
+    if slow:
+        from verifiers.pool import get_pool
+
+        graded = get_pool().run("grade", [pairs[i] for i in slow], timeout_s)
+        for i, grade in zip(slow, graded, strict=True):
+            results[i] = grade
+    return results
+
+
+def grade_answer(prediction: str | None, gold: str, timeout_s: float = DEFAULT_GRADE_TIMEOUT_S) -> bool | None:
+    """Whether ``prediction`` equals ``gold`` mathematically; None when either cannot be parsed or
+    grading ran past ``timeout_s`` seconds. Never raises on model text.
+
+    >>> grade_answer("14/3", r"\\frac{14}{3}")
+    True
+    >>> grade_answer(r"\\boxed{(3, \\frac{\\pi}{2})}", r"\\left( 3, \\frac{\\pi}{2} \\right)")
+    True
+    >>> grade_answer("19", "18")
+    False
+    """
+    return grade_answers([(prediction, gold)], timeout_s)[0]

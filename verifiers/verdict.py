@@ -1,0 +1,34 @@
+"""The typed result every step verifier returns: verifiers never raise on model text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Status = Literal["correct", "incorrect", "unverifiable"]
+STATUSES: tuple[Status, ...] = ("correct", "incorrect", "unverifiable")
+
+
+@dataclass(frozen=True)
+class StepVerdict:
+    """Outcome of checking one step.
+
+    ``detail`` names the failing equation (``incorrect``) or the reason (``unverifiable``);
+    ``equations`` lists the claims that were checked, normalized, in order.
+
+    >>> StepVerdict("unverifiable", "no equation found").is_correct
+    False
+    """
+
+    status: Status
+    detail: str = ""
+    equations: tuple[str, ...] = ()
+
+    @property
+    def is_correct(self) -> bool:
+        return self.status == "correct"
+
+    @staticmethod
+    def unverifiable(reason: str) -> StepVerdict:
+        """Shorthand for a verdict that could not be reached, with its reason."""
+        return StepVerdict("unverifiable", reason)
