@@ -3,6 +3,8 @@
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import dagster as dg
 
+from assets.generation import rollouts, solutions
+from assets.labeling import label_audit, mc_labels, omegaprm_labels
 from assets.problems import problems
 from pipelines.resources import WarehouseResource
 from warehouse import checks as wc
@@ -44,4 +46,78 @@ def problems_gold_answers(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     return _result(wc.CheckOutcome(bad == 0, desc, {"rows": rows, "bad": bad}))
 
 
-CHECKS = [*table_checks(problems, "problems"), problems_gold_answers]
+def orphan_check(asset: dg.AssetsDefinition, child: str, parent: str, key: str) -> dg.AssetChecksDefinition:
+    """Blocking: every ``child.key`` has its ``parent`` row (no steps without solutions, ...)."""
+
+    @dg.asset_check(asset=asset, name=f"{child}_have_{parent}", blocking=True,
+                    description=f"Every {child} row refers to an existing {parent} row ({key}).")
+    def check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        return _result(wc.no_orphans(warehouse.get(), child, parent, key))
+
+    return check
+
+
+# Share of correct solutions outside this range means labels would be nearly all one class.
+SOLUTION_BALANCE = (0.02, 0.98)
+
+
+@dg.asset_check(asset=solutions, description=f"Share of correct solutions within {SOLUTION_BALANCE} "
+                "(a policy that never or always succeeds gives one-class step labels).")
+def solutions_outcome_balance(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    outcome = wc.share_within(warehouse.get(), "solutions", "is_correct", *SOLUTION_BALANCE,
+                              where="status = 'ok'", min_rows=20)
+    return _result(outcome, dg.AssetCheckSeverity.WARN)
+
+
+def label_range_check(asset: dg.AssetsDefinition) -> dg.AssetChecksDefinition:
+    """Blocking: soft labels are probabilities and rollout counts are consistent."""
+
+    @dg.asset_check(asset=asset, name="step_labels_in_range", blocking=True,
+                    description="soft_label in [0, 1] and 0 <= n_correct <= n_rollouts for every step label.")
+    def check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        wh = warehouse.get()
+        soft = wc.values_in_range(wh, "step_labels", "soft_label", 0.0, 1.0)
+        counts = wc.values_in_range(wh, "step_labels", "n_correct - n_rollouts", float("-inf"), 0.0)
+        ok = soft.passed and counts.passed
+        return _result(wc.CheckOutcome(ok, f"{soft.description}; {counts.description}",
+                                       {**soft.counts, "n_correct_above_n_rollouts": counts.counts["out_of_range"]}))
+
+    return check
+
+
+# Share of steps labeled good; outside it a PRM trained on the labels learns a constant.
+LABEL_BALANCE = (0.05, 0.95)
+
+
+def label_balance_check(asset: dg.AssetsDefinition, method: str) -> dg.AssetChecksDefinition:
+    """Warn when one method's hard labels are nearly all one class."""
+
+    @dg.asset_check(asset=asset, name=f"{method}_label_balance",
+                    description=f"Share of {method} steps labeled good within {LABEL_BALANCE}.")
+    def check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        outcome = wc.share_within(warehouse.get(), "step_labels", "hard_label", *LABEL_BALANCE,
+                                  where=f"method = '{method}' AND hard_label IS NOT NULL", min_rows=20)
+        return _result(outcome, dg.AssetCheckSeverity.WARN)
+
+    return check
+
+
+CHECKS = [
+    *table_checks(problems, "problems"),
+    problems_gold_answers,
+    *table_checks(solutions, "solutions"),
+    *table_checks(solutions, "steps"),
+    orphan_check(solutions, "solutions", "problems", "problem_id"),
+    orphan_check(solutions, "steps", "solutions", "solution_id"),
+    solutions_outcome_balance,
+    *table_checks(rollouts, "rollouts"),
+    orphan_check(rollouts, "rollouts", "solutions", "solution_id"),
+    *table_checks(mc_labels, "step_labels"),
+    orphan_check(mc_labels, "step_labels", "solutions", "solution_id"),
+    label_range_check(mc_labels),
+    label_balance_check(mc_labels, "mc"),
+    *table_checks(omegaprm_labels, "step_labels"),
+    label_range_check(omegaprm_labels),
+    label_balance_check(omegaprm_labels, "omegaprm"),
+    *table_checks(label_audit, "label_audit"),
+]

@@ -3,17 +3,21 @@
 import dagster as dg
 
 from assets.checks import CHECKS
+from assets.generation import policy_model, rollouts, solutions
+from assets.labeling import label_audit, mc_labels, omegaprm_labels
 from assets.problems import problems
-from pipelines.jobs import refresh_job
-from pipelines.resources import WarehouseResource
+from pipelines.jobs import refresh_job, warm_start_job
+from pipelines.resources import GenerationResource, WarehouseResource
 from pipelines.schedules import nightly_refresh
 from pipelines.sensors import inbox_sensor
 
 defs = dg.Definitions(
-    assets=[problems],
+    assets=[problems, policy_model, solutions, rollouts, mc_labels, omegaprm_labels, label_audit],
     asset_checks=CHECKS,
-    jobs=[refresh_job],
+    jobs=[warm_start_job, refresh_job],
     schedules=[nightly_refresh],
     sensors=[inbox_sensor],
-    resources={"warehouse": WarehouseResource()},
+    resources={"warehouse": WarehouseResource(), "generation": GenerationResource()},
+    # One process per run: the generation engine starts once and serves every asset of the run.
+    executor=dg.in_process_executor,
 )

@@ -15,29 +15,47 @@ from pipelines.instance import ensure_dagster_home
 from pipelines.partitions import partition_key, register_sources
 from warehouse import Warehouse, connect, today
 
-EXAMPLE_SQL = "SELECT task, n_gold_steps, count(*) AS problems FROM problems GROUP BY ALL ORDER BY ALL"
+# (table that must have rows, query): the summary shows each query whose table is filled.
+EXAMPLES = [
+    ("problems", "SELECT task, n_gold_steps, count(*) AS problems FROM problems GROUP BY ALL ORDER BY ALL"),
+    ("solutions", "SELECT p.n_gold_steps, count(*) AS solutions, round(avg(s.is_correct::INT), 2) AS accuracy, "
+                  "round(avg((s.first_error_truth >= 0)::INT), 2) AS with_wrong_step "
+                  "FROM solutions s JOIN problems p USING (problem_id) GROUP BY 1 ORDER BY 1"),
+    ("rollouts", "SELECT step_idx, count(*) AS rollouts, round(avg(is_correct::INT), 2) AS mc "
+                 "FROM rollouts GROUP BY 1 ORDER BY 1"),
+]
 
 
-def run(day: str, source: str, run_config: dict | None = None) -> dg.ExecuteInProcessResult:
-    """Materialize every asset of the refresh job for (day, source) and return the result."""
+def run(day: str, source: str, run_config: dict | None = None) -> list[dg.ExecuteInProcessResult]:
+    """Warm-start (or reuse) the policy, then materialize the refresh job for (day, source)."""
     ensure_dagster_home()
     from pipelines.definitions import defs  # after DAGSTER_HOME is set
 
     instance = dg.DagsterInstance.get()
     register_sources(instance, [source])
-    job = defs.resolve_job_def("refresh")
-    return job.execute_in_process(partition_key=partition_key(day, source), instance=instance,
-                                  run_config=run_config or {}, raise_on_error=False)
+    logging = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+    warm = defs.resolve_job_def("warm_start").execute_in_process(instance=instance, run_config=logging,
+                                                                 raise_on_error=False)
+    if not warm.success:
+        return [warm]
+    refresh = defs.resolve_job_def("refresh").execute_in_process(
+        partition_key=partition_key(day, source), instance=instance, run_config={**logging, **(run_config or {})},
+        raise_on_error=False)
+    return [warm, refresh]
 
 
 def summary(wh: Warehouse) -> str:
     con = connect(wh.root)
     lines = [f"warehouse: {wh.root}"]
+    filled = set()
     for table in wh.tables():
         (n,) = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0]
         if n:
+            filled.add(table)
             lines.append(f"  {table:<14} {n:>8,} rows")
-    lines += ["", f"example: .venv/bin/prm-warehouse sql \"{EXAMPLE_SQL}\"", str(con.sql(EXAMPLE_SQL))]
+    for table, sql in EXAMPLES:
+        if table in filled:
+            lines += ["", f".venv/bin/prm-warehouse sql \"{sql}\"", str(con.sql(sql))]
     return "\n".join(lines)
 
 
@@ -47,16 +65,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source", default="arith", help="partition source (default: the built-in generator)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    result = run(args.day, args.source)
+    results = run(args.day, args.source)
     took = time.perf_counter() - start
-    for event in result.get_asset_check_evaluations():
-        print(f"check {event.check_name:<28} {'passed' if event.passed else 'FAILED'}")
-    if not result.success:
-        for event in result.all_events:
-            if event.is_failure:
-                print(f"FAILED {event.step_key}: {event.event_specific_data.error.message.strip()}", file=sys.stderr)
-        return 1
-    print(f"run {result.run_id} succeeded in {took:.0f}s for day={args.day} source={args.source}\n")
+    for result in results:
+        for event in result.get_asset_check_evaluations():
+            print(f"check {event.check_name:<34} {'passed' if event.passed else 'FAILED'}")
+        if not result.success:
+            for event in result.all_events:
+                if event.is_step_failure:
+                    error = event.event_specific_data.error
+                    print(f"FAILED {event.step_key}: {error.message.strip()}", file=sys.stderr)
+            return 1
+    print(f"runs {', '.join(r.run_id[:8] for r in results)} succeeded in {took:.0f}s "
+          f"for day={args.day} source={args.source}\n")
     print(summary(Warehouse()))
     return 0
 

@@ -1,4 +1,4 @@
-"""Jobs: the refresh of one (day, source) partition through the whole asset graph."""
+"""Jobs: the warm start of the default policy, and the refresh of one (day, source) partition."""
 
 from __future__ import annotations
 
@@ -6,10 +6,17 @@ import dagster as dg
 
 from pipelines.partitions import PARTITIONS
 
+# The policy is not partitioned: it is trained once (cached by config) and serves every partition.
+warm_start_job = dg.define_asset_job(
+    name="warm_start",
+    selection=dg.AssetSelection.assets("policy_model"),
+    description="Train (or reuse) the warm-started default policy.",
+)
+
 # Every partitioned asset, in dependency order; its checks run in the same run and block on failure.
 refresh_job = dg.define_asset_job(
     name="refresh",
-    selection=dg.AssetSelection.all(),
+    selection=dg.AssetSelection.all() - dg.AssetSelection.assets("policy_model"),
     partitions_def=PARTITIONS,
     description="Materialize the whole pipeline for one (day, source) partition.",
 )

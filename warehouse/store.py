@@ -141,6 +141,24 @@ class Warehouse:
             promote_options="default",
         )
 
+    def delete_partition(self, table: str, source: str, day: str, writer: str | None = None) -> list[Path]:
+        """Remove the committed files of one partition (only ``writer``'s when given); returns them."""
+        folder = self.partition_dir(table, source, day)
+        prefix = f"part-{_safe(writer, 'writer')}-" if writer else "part-"
+        doomed = sorted(folder.glob(f"{prefix}*.parquet")) if folder.exists() else []
+        for path in doomed:
+            path.unlink(missing_ok=True)
+        return doomed
+
+    def read_partition(self, table: str, source: str, day: str) -> pa.Table:
+        """Rows of one (source, day) partition of ``table`` (empty table if none)."""
+        folder = self.partition_dir(table, source, day)
+        files = sorted(p for p in folder.glob("*.parquet") if not p.name.startswith(".")) if folder.exists() else []
+        if not files:
+            return self.schema(table).empty_table()
+        return pa.concat_tables([_with_partition(pq.read_table(p), p).select(self.schema(table).names) for p in files],
+                                promote_options="default")
+
     def remove_stale_temp_files(self) -> list[Path]:
         """Delete temp files left by killed writers; returns what was removed."""
         stale = [p for p in self.root.glob(f"*/source=*/day=*/{TMP_PREFIX}*")]

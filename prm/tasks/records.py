@@ -12,7 +12,7 @@ def stable_id(prefix: str, *parts: str) -> str:
     """A short id that depends only on ``parts``, so re-ingesting a problem keeps its id.
 
     >>> stable_id("gsm8k", "How many apples?")
-    'gsm8k-b8b0cd6ce8e5'
+    'gsm8k-4acf9e5a1662'
     """
     digest = hashlib.sha1("\x1f".join(parts).encode("utf-8")).hexdigest()
     return f"{prefix}-{digest[:12]}"

@@ -19,6 +19,9 @@ def instance(tmp_path: Path):
 
 
 @pytest.fixture
-def resource(tmp_path: Path) -> WarehouseResource:
+def resource(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WarehouseResource:
+    """The default resource, pointed at a tmp warehouse and inbox through the environment (as users do)."""
     (tmp_path / "inbox").mkdir()
-    return WarehouseResource(data_root=str(tmp_path / "warehouse"), inbox=str(tmp_path / "inbox"))
+    monkeypatch.setenv("PRM_DATA_ROOT", str(tmp_path / "warehouse"))
+    monkeypatch.setenv("PRM_INBOX", str(tmp_path / "inbox"))
+    return WarehouseResource()

@@ -43,7 +43,7 @@ from verifiers import check_arithmetic_step, check_steps
         ("3 times 4 = 12", "unverifiable"),  # operands in words: never "4 = 12"
         ("20% of 50 = 10", "unverifiable"),
         ("x^2 = 4", "unverifiable"),
-        (r"$\sqrt{16} = 4$", "unverifiable"),
+        (r"$\sqrt{16} = 4$", "correct"),
         ("So the total is 24.", "unverifiable"),
         ("5 / 0 = 3", "unverifiable"),
         ("It took 6:48-6:10 = 38 minutes", "unverifiable"),

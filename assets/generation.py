@@ -1,0 +1,140 @@
+"""Generation assets: the warm-started policy, sampled solutions with their steps, and step rollouts."""
+
+# No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
+from collections import defaultdict
+
+import dagster as dg
+
+from assets.metadata import histogram, md_table
+from pipelines.partitions import PARTITIONS, day_and_source
+from pipelines.resources import GenerationResource, WarehouseResource
+from prm.datagen import rollout_rows, rollout_targets, sample_solution_rows
+from prm.models import format_prompt, model_cache_dir
+from prm.policy import PolicyTrainConfig, build_policy, read_card
+from prm.tasks.segment import split_steps
+
+
+class PolicyConfig(dg.Config):
+    """Budget of the warm-start SFT of the default policy (reused while the config is unchanged)."""
+
+    time_budget_s: float = 600.0  # 10 CPU minutes; the product caps it at 15
+    seed: int = 0
+
+
+@dg.asset(group_name="generation", kinds={"pytorch", "transformers"},
+          description="The default policy: a tiny char-level Llama warm-started on gold arithmetic demonstrations.")
+def policy_model(context: dg.AssetExecutionContext, config: PolicyConfig) -> dg.MaterializeResult:
+    out = model_cache_dir() / "arith-policy"
+    path = build_policy(out, PolicyTrainConfig(time_budget_s=config.time_budget_s, seed=config.seed))
+    card = read_card(path) or {}
+    context.log.info(f"policy at {path}")
+    return dg.MaterializeResult(metadata={
+        "path": dg.MetadataValue.path(str(path)),
+        "train_seconds": round(float(card.get("train_seconds", 0.0)), 1),
+        "config_hash": card.get("config_hash", ""),
+        "accuracy_by_steps": dg.MetadataValue.md(card.get("eval_markdown", "_no evaluation in the card_")),
+    })
+
+
+class SolutionsConfig(dg.Config):
+    """Sampling of policy solutions for the partition's problems."""
+
+    n_samples: int = 4  # solutions per problem; both outcomes per problem is what labels need
+    temperature: float = 1.0  # the policy's own distribution
+    max_tokens: int = 768  # a char-level 8-step chain solution is ~500 characters
+    seed: int = 0
+
+
+@dg.asset(partitions_def=PARTITIONS, group_name="generation", kinds={"vllm", "parquet"}, pool="engine",
+          deps=["problems", "policy_model"],
+          description="n sampled solutions per problem, split into steps, graded, with exact truth where known.")
+def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, warehouse: WarehouseResource,
+              generation: GenerationResource) -> dg.MaterializeResult:
+    day, source = day_and_source(context)
+    wh = warehouse.get()
+    problems = wh.read_partition("problems", source, day).to_pylist()
+    if not problems:
+        raise dg.Failure(f"no problems in partition {day}|{source}; materialize `problems` for it first")
+    backend = generation.get()
+    model = generation.model
+    context.log.info(f"sampling {config.n_samples} solutions for {len(problems)} problems with {model}")
+    sols, steps, stats = sample_solution_rows(
+        backend, problems, lambda q: format_prompt(backend.info.model, q), model=model, n=config.n_samples,
+        seed=config.seed, max_tokens=config.max_tokens, temperature=config.temperature)
+    kw = {"source": source, "day": day, "run_id": context.run_id, "replace": True}
+    wh.write("solutions", sols, writer="solutions", **kw)
+    wh.write("steps", steps, writer="solutions", **kw)
+    by_steps = _accuracy_by_steps(problems, sols)
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": len(sols),
+        "steps": len(steps),
+        "errors": stats.n_errors,
+        "accuracy": round(stats.accuracy, 3),
+        "completion_tokens": stats.completion_tokens,
+        "prompt_tokens": stats.prompt_tokens,
+        "accuracy_by_gold_steps": md_table(by_steps),
+        "first_error_truth": histogram([s.get("first_error_truth") for s in sols if s["status"] == "ok"],
+                                       "first wrong step (-1 = none)"),
+        "preview": md_table([{k: s.get(k) for k in ("problem_id", "sample_idx", "final_answer", "is_correct",
+                                                     "first_error_truth", "text")} for s in sols[:8]]),
+    })
+
+
+def _accuracy_by_steps(problems: list[dict], sols: list[dict]) -> list[dict]:
+    steps_of = {p["problem_id"]: p.get("n_gold_steps") for p in problems}
+    outcomes: dict[object, list[bool]] = defaultdict(list)
+    per_problem: dict[str, set[bool]] = defaultdict(set)
+    for s in sols:
+        if s["status"] == "ok":
+            outcomes[steps_of[s["problem_id"]]].append(bool(s.get("is_correct")))
+            per_problem[s["problem_id"]].add(bool(s.get("is_correct")))
+    rows = []
+    for n_steps in sorted(outcomes, key=lambda v: (v is None, v)):
+        pids = [p for p, k in steps_of.items() if k == n_steps and p in per_problem]
+        rows.append({"gold steps": n_steps, "solutions": len(outcomes[n_steps]),
+                     "accuracy": f"{sum(outcomes[n_steps]) / len(outcomes[n_steps]):.0%}",
+                     "problems with both outcomes": f"{sum(len(per_problem[p]) == 2 for p in pids) / len(pids):.0%}"})
+    return rows
+
+
+class RolloutsConfig(dg.Config):
+    """Monte-Carlo rollouts from every step prefix of the partition's solutions."""
+
+    n_rollouts: int = 4  # completions per prefix; labelers top up from here (prefix_hash cache)
+    temperature: float = 1.0
+    max_tokens: int = 768
+    seed: int = 1  # distinct from the solutions' seed so rollouts are fresh samples
+
+
+@dg.asset(partitions_def=PARTITIONS, group_name="generation", kinds={"vllm", "parquet"}, pool="engine",
+          deps=["solutions"],
+          description="N completions from each step prefix of every solution, with whether they reach gold.")
+def rollouts(context: dg.AssetExecutionContext, config: RolloutsConfig, warehouse: WarehouseResource,
+             generation: GenerationResource) -> dg.MaterializeResult:
+    day, source = day_and_source(context)
+    wh = warehouse.get()
+    gold = {p["problem_id"]: p for p in wh.read_partition("problems", source, day).to_pylist()}
+    sols = [s for s in wh.read_partition("solutions", source, day).to_pylist() if s["status"] == "ok"]
+    backend = generation.get()
+    targets = []
+    for s in sols:
+        problem = gold[s["problem_id"]]
+        prompt = format_prompt(backend.info.model, problem["question"])
+        targets += rollout_targets(s, split_steps(s["text"]), prompt, problem["gold_answer"])
+    context.log.info(f"{config.n_rollouts} rollouts from each of {len(targets)} step prefixes")
+    rows = rollout_rows(backend, targets, config.n_rollouts, model=generation.model, seed=config.seed,
+                        max_tokens=config.max_tokens, temperature=config.temperature)
+    wh.write("rollouts", rows, source=source, day=day, run_id=context.run_id, writer="rollouts", replace=True)
+    curve: dict[int, list[bool]] = defaultdict(list)
+    for r in rows:
+        if r.get("is_correct") is not None:
+            curve[r["step_idx"]].append(bool(r["is_correct"]))
+    mc_curve = [{"step": k, "rollouts": len(v), "mean MC": f"{sum(v) / len(v):.2f}",
+                 "": "█" * round(20 * sum(v) / len(v))} for k, v in sorted(curve.items())]
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": len(rows),
+        "prefixes": len(targets),
+        "completion_tokens": sum(r.get("completion_tokens") or 0 for r in rows),
+        "errors": sum(r["finish_reason"] == "error" for r in rows),
+        "mc_by_step": md_table(mc_curve),
+    })

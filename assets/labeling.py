@@ -1,0 +1,102 @@
+"""Labeling assets: Monte-Carlo (Math-Shepherd) and OmegaPRM step labels, and their audit against truth."""
+
+# No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
+import dagster as dg
+
+from assets.metadata import md_table
+from pipelines.partitions import PARTITIONS, day_and_source
+from pipelines.resources import GenerationResource, WarehouseResource
+from prm.labeling import MCConfig, OmegaPRMConfig, markdown_table
+from prm.labeling.partition import PartitionLabelReport, audit_partition, label_partition
+from prm.models import format_prompt
+
+
+def _metadata(report: PartitionLabelReport) -> dict:
+    audit = report.audit
+    meta = {
+        "dagster/row_count": report.labels,
+        "labeled_solutions": report.labeled_solutions,
+        "skipped_already_labeled": report.skipped_solutions,
+        "new_rollouts": report.new_rollouts,
+        "cost_rollouts": report.cost_rollouts,
+        "cost_tokens": report.cost_tokens,
+        "label_balance": md_table([{"hard label": k, "steps": v} for k, v in sorted(report.label_balance.items())]),
+    }
+    if audit is not None:
+        meta["audit"] = dg.MetadataValue.md(markdown_table([audit]))
+        if audit.processbench_f1 is not None:
+            meta["processbench_f1"] = round(audit.processbench_f1, 3)
+    return meta
+
+
+class MCLabelsConfig(dg.Config):
+    """Math-Shepherd Monte-Carlo labels: N rollouts from every step prefix."""
+
+    n_rollouts: int = 8  # rollouts per prefix; the `rollouts` asset already paid for some of them
+    early_stop: bool = False  # stop at the first step whose MC is 0 (later steps labeled by convention)
+    resume: bool = True  # skip solutions already labeled by this method (a killed run continues)
+    seed: int = 2
+    max_tokens: int = 768
+
+
+@dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"vllm", "parquet"}, pool="engine",
+          deps=["rollouts"], description="Monte-Carlo step labels: soft = share of rollouts reaching gold.")
+def mc_labels(context: dg.AssetExecutionContext, config: MCLabelsConfig, warehouse: WarehouseResource,
+              generation: GenerationResource) -> dg.MaterializeResult:
+    day, source = day_and_source(context)
+    backend = generation.get()
+    report = label_partition(
+        warehouse.get(), "mc_early_stop" if config.early_stop else "mc",
+        MCConfig(n_rollouts=config.n_rollouts, early_stop=config.early_stop), backend, model=generation.model,
+        source=source, day=day, run_id=context.run_id, prompt=lambda q: format_prompt(backend.info.model, q),
+        resume=config.resume, seed=config.seed, max_tokens=config.max_tokens, progress=context.log.info)
+    return dg.MaterializeResult(metadata=_metadata(report))
+
+
+class OmegaPRMLabelsConfig(dg.Config):
+    """OmegaPRM binary search (Luo et al. 2024); defaults are the paper's."""
+
+    alpha: float = 0.5
+    beta: float = 0.9
+    length_tokens: int = 500  # L: rollout length normaliser, in tokens
+    c_puct: float = 0.125
+    k: int = 8  # rollouts per MC estimate
+    max_searches: int = 100  # selections per question
+    screen: bool = False  # the paper drops all-right/all-wrong questions; off so every wrong solution is labeled
+    resume: bool = True
+    seed: int = 3
+    max_tokens: int = 768
+
+
+@dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"vllm", "parquet"}, pool="engine",
+          deps=["mc_labels"],  # after MC, so its rollouts are in the cache and not paid for twice
+          description="OmegaPRM first-error labels by binary search over wrong solutions.")
+def omegaprm_labels(context: dg.AssetExecutionContext, config: OmegaPRMLabelsConfig, warehouse: WarehouseResource,
+                    generation: GenerationResource) -> dg.MaterializeResult:
+    day, source = day_and_source(context)
+    backend = generation.get()
+    omega = OmegaPRMConfig(alpha=config.alpha, beta=config.beta, length_tokens=config.length_tokens,
+                           c_puct=config.c_puct, k=config.k, max_searches=config.max_searches, screen=config.screen)
+    report = label_partition(
+        warehouse.get(), "omegaprm", omega, backend, model=generation.model, source=source, day=day,
+        run_id=context.run_id, prompt=lambda q: format_prompt(backend.info.model, q), resume=config.resume,
+        seed=config.seed, max_tokens=config.max_tokens, progress=context.log.info)
+    return dg.MaterializeResult(metadata=_metadata(report))
+
+
+AUDITED_METHODS = ("mc", "mc_early_stop", "omegaprm")
+
+
+@dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"duckdb", "parquet"},
+          deps=["mc_labels", "omegaprm_labels"],
+          description="Each labeling method vs exact truth: step F1, first-error accuracy, ProcessBench F1, cost.")
+def label_audit(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    day, source = day_and_source(context)
+    wh = warehouse.get()
+    present = {r["method"] for r in wh.read_partition("step_labels", source, day).to_pylist()}
+    rows = [a for m in AUDITED_METHODS if m in present if (a := audit_partition(wh, m, source, day)) is not None]
+    wh.write("label_audit", [r.to_row() for r in rows], source=source, day=day, run_id=context.run_id,
+             writer="label_audit", replace=True)
+    table = markdown_table(rows) if rows else "_no exact truth in this partition (not a generated task)_"
+    context.log.info("label audit\n" + table)
+    return dg.MaterializeResult(metadata={"dagster/row_count": len(rows), "audit": dg.MetadataValue.md(table)})

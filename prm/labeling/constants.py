@@ -1,0 +1,28 @@
+"""Fixed numbers of the labelers, each with its reason."""
+
+from __future__ import annotations
+
+# Bumped whenever a labeler's output for the same inputs can change; stored in step_labels.labeler_version.
+LABELER_VERSION = "labeling-1"
+
+# Math-Shepherd (Wang et al. 2024) rolls out N=8 completions per step prefix; OmegaPRM uses k=8 too.
+DEFAULT_N_ROLLOUTS = 8
+
+# OmegaPRM paper defaults (Luo et al. 2024, sec. 3.3 / appendix): Q(s,r) = alpha^(1-MC(s)) * beta^(len(r)/L).
+OMEGA_ALPHA = 0.5  # prefers states whose MC is high (a wrong rollout from a likely-good state hides a real error)
+OMEGA_BETA = 0.9  # prefers short rollouts (fewer steps to search, and long wrong rollouts are often degenerate)
+OMEGA_LENGTH_TOKENS = 500  # L: normalises len(r), counted in tokens (not words, a bug of public ports)
+OMEGA_C_PUCT = 0.125  # exploration weight of U(s) = c_puct * sqrt(sum N) / (1 + N(s))
+OMEGA_MAX_SEARCHES = 100  # paper's per-question search limit
+
+# Used only when a solution carries no completion_tokens (rows built by hand): arithmetic steps are
+# short ASCII, about 3 characters per BPE token for SmolLM2-style tokenizers and 1 for char tokenizers;
+# 3 errs towards shorter lengths, which only shifts beta^(len/L) by a few percent at L=500.
+CHARS_PER_TOKEN_FALLBACK = 3.0
+
+# Seeds handed to the engine stay in the positive 31-bit range vLLM and torch accept.
+SEED_MODULUS = 2**31 - 1
+
+STATUS_LABELED = "labeled"
+STATUS_BY_CONVENTION = "by_convention"
+STATUS_UNVERIFIABLE = "unverifiable"

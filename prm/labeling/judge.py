@@ -1,0 +1,257 @@
+"""LLM-as-judge step labels: k sampled critiques per solution, majority vote on the earliest wrong step.
+
+The prompt is ProcessBench's critique template (Zheng et al. 2024): the problem, the solution's steps as
+0-based ``<paragraph_i>`` blocks, and a request for the index of the earliest wrong paragraph (-1 = none)
+in ``\\boxed{}``. Qwen's "Lessons of Developing PRMs" (Zhang et al. 2025) uses such judges as a filter on
+MC labels (see :mod:`prm.labeling.consensus`).
+
+Votes: each sample is parsed on its own (:func:`parse_vote`); unparseable, out-of-range or
+self-contradicting samples abstain and are counted. The majority is the most voted index among counted
+votes; a tie is resolved by ``JudgeConfig.tie_break`` ("earliest": the earliest error wins and -1 ranks
+last, because a PRM trained on a too-late error learns to accept wrong steps; "none": no majority). With
+no counted vote there is no majority (``first_error`` null, step labels ``unverifiable``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prm.generation import GenerationBackend, sample_solutions
+from prm.labeling.constants import STATUS_BY_CONVENTION, STATUS_LABELED, STATUS_UNVERIFIABLE
+from prm.labeling.types import SolutionToLabel, StepLabel, params_json
+
+JUDGE_METHOD = "judge"
+TIE_BREAKS = ("earliest", "none")
+# ProcessBench's critique prompt, verbatim apart from the placeholders.
+JUDGE_TEMPLATE = (
+    "The following is a math problem and a solution (split into paragraphs, enclosed with tags and indexed "
+    "from 0):\n\n[Math Problem]\n\n{problem}\n\n[Solution]\n\n{paragraphs}\n\n"
+    "Your task is to review and critique the solution paragraph by paragraph. Once you identify an error in a "
+    "paragraph, return the index of the paragraph where the earliest error occurs. Otherwise, return the index "
+    "of -1 (which typically denotes \"not found\").\n\nPlease put your final answer (i.e., the index) in \\boxed{{}}."
+)
+# Answer forms accepted: \boxed{k} (ProcessBench) and "Earliest error: k"; ASCII digits only, at most 6 of them
+# so a hostile "\boxed{999...}" never builds a huge int.
+_ANSWER = re.compile(r"\\boxed\s*\{\s*(-?\s*[0-9]{1,6})\s*\}|earliest\s+error\s*(?:paragraph|index)?\s*(?:is)?\s*[:=]?"
+                     r"\s*(-?\s*[0-9]{1,6})(?![0-9])", re.IGNORECASE)
+# Only the tail is read: the verdict comes last, and a runaway sample must not cost more than this to scan.
+_MAX_PARSE_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """Judge settings.
+
+    >>> JudgeConfig(k=3).k
+    3
+    """
+
+    k: int = 5  # votes per solution; odd so two-way splits cannot tie
+    temperature: float = 0.7  # votes must differ to be worth voting on; 0.7 is the usual self-consistency setting
+    max_tokens: int = 512  # a paragraph-by-paragraph critique of an 8-step solution fits in ~300 tokens
+    model: str = "smollm2-135m-instruct"  # the judge's name for rows and its chat template (format_prompt)
+    tie_break: str = "earliest"  # "earliest" (earliest error wins, -1 ranks last) or "none" (tie = no majority)
+    seed: int = 0  # base seed: request i of a call uses seed + i * k
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise ValueError(f"k={self.k}: a majority needs at least one vote; ProcessBench-style voting uses 5")
+        if self.temperature < 0:
+            raise ValueError(f"temperature={self.temperature} must be >= 0 (0 = greedy, then use k=1)")
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens={self.max_tokens} must be >= 1; the answer alone needs ~8 tokens")
+        if not self.model:
+            raise ValueError("model is empty; name the judge model, e.g. 'smollm2-135m-instruct'")
+        if self.tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break={self.tie_break!r} is unknown; use one of {TIE_BREAKS}")
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One parsed sample: the earliest wrong step it names (-1 = none), or None with why it abstains."""
+
+    index: int | None
+    reason: str = ""  # abstention reason: no_answer | conflicting | out_of_range | empty
+
+
+@dataclass(frozen=True)
+class Majority:
+    """The vote count of one solution."""
+
+    first_error: int | None  # None = no majority
+    agreement: float | None  # share of counted votes equal to first_error; None when nothing was counted
+    n_counted: int
+    tied: bool = False  # several indices shared the top count
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One ``judgments`` row (without provenance and partition columns)."""
+
+    judgment_id: str
+    solution_id: str
+    problem_id: str
+    model: str
+    n_votes: int
+    n_abstain: int
+    votes_json: str  # JSON list of every vote's index, null = abstained
+    first_error: int | None
+    agreement: float | None
+    cost_tokens: int  # prompt tokens (prefilled once for the k samples) + every sample's completion tokens
+
+    def to_row(self) -> dict[str, Any]:
+        """The row as the ``judgments`` writer expects it."""
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class JudgeRun:
+    """What one :func:`judge_solutions` call produced."""
+
+    judgments: tuple[Judgment, ...]
+    labels: tuple[StepLabel, ...]  # step_labels rows, method "judge"
+    cost_tokens: int
+    n_abstain: int  # abstentions over all solutions
+    errors: tuple[str, ...] = ()  # engine errors per failed request (their solutions get no row)
+
+    def judgment_rows(self) -> list[dict[str, Any]]:
+        return [j.to_row() for j in self.judgments]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """``step_labels`` rows."""
+        return [lb.to_row() for lb in self.labels]
+
+
+def judge_prompt(problem: str, steps: Sequence[str]) -> str:
+    """The judge's user message (before the chat template).
+
+    >>> print(judge_prompt("1+2*3", ["2*3 = 6", "1+6 = 7"]).split("[Solution]")[1].split("Your task")[0].strip())
+    <paragraph_0>
+    2*3 = 6
+    </paragraph_0>
+    <BLANKLINE>
+    <paragraph_1>
+    1+6 = 7
+    </paragraph_1>
+    """
+    paragraphs = "\n\n".join(f"<paragraph_{i}>\n{s}\n</paragraph_{i}>" for i, s in enumerate(steps))
+    return JUDGE_TEMPLATE.format(problem=problem.strip(), paragraphs=paragraphs)
+
+
+def parse_vote(text: str | None, n_steps: int) -> Vote:
+    """The earliest-error index a sample states, or an abstention; never raises.
+
+    >>> parse_vote("Paragraph 1 adds wrongly. \\\\boxed{1}", 3), parse_vote("Earliest error: -1", 3)
+    (Vote(index=1, reason=''), Vote(index=-1, reason=''))
+    >>> parse_vote("\\\\boxed{1} ... \\\\boxed{2}", 3).reason, parse_vote("\\\\boxed{7}", 3).reason
+    ('conflicting', 'out_of_range')
+    """
+    if not isinstance(text, str) or not text.strip():
+        return Vote(None, "empty")
+    found = {int(a.replace(" ", "") or b.replace(" ", "")) for a, b in _ANSWER.findall(text[-_MAX_PARSE_CHARS:])}
+    if not found:
+        return Vote(None, "no_answer")
+    if len(found) > 1:
+        return Vote(None, "conflicting")
+    (index,) = found
+    if not -1 <= index < n_steps:
+        return Vote(None, "out_of_range")
+    return Vote(index)
+
+
+def majority(votes: Sequence[int | None], tie_break: str = "earliest") -> Majority:
+    """Majority earliest-error index of counted (non-None) votes.
+
+    >>> majority([1, 1, None, 2])
+    Majority(first_error=1, agreement=0.6666666666666666, n_counted=3, tied=False)
+    >>> majority([-1, 2]).first_error, majority([-1, 2], "none").first_error, majority([None]).first_error
+    (2, None, None)
+    """
+    counted = [v for v in votes if v is not None]
+    if not counted:
+        return Majority(None, None, 0)
+    counts = Counter(counted)
+    top = max(counts.values())
+    leaders = [v for v, c in counts.items() if c == top]
+    tied = len(leaders) > 1
+    if tied and tie_break == "none":
+        return Majority(None, top / len(counted), len(counted), tied=True)
+    winner = min(leaders, key=lambda v: float("inf") if v == -1 else v)
+    return Majority(winner, top / len(counted), len(counted), tied=tied)
+
+
+def judgment_id(solution_id: str, config: JudgeConfig) -> str:
+    """Stable id: the same solution judged with the same settings gets the same id.
+
+    >>> judgment_id("s1", JudgeConfig()) == judgment_id("s1", JudgeConfig()) != judgment_id("s1", JudgeConfig(k=3))
+    True
+    """
+    key = f"{solution_id}|{params_json(JUDGE_METHOD, config)}"
+    return "judge-" + hashlib.sha1(key.encode()).hexdigest()[:16]
+
+
+def step_labels_of(solution: SolutionToLabel, votes: Sequence[int | None], result: Majority, params: str,
+                   cost_tokens: int, method: str = JUDGE_METHOD) -> list[StepLabel]:
+    """Step rows from a vote: before the error True, the error False, after it False by convention.
+
+    ``soft_label`` = share of counted votes that put the earliest error after the step (or at -1);
+    ``n_rollouts``/``n_correct`` hold those vote counts. The whole cost is charged to step 0, so rows sum
+    to the run's cost.
+    """
+    counted = [v for v in votes if v is not None]
+    fe = result.first_error
+    labels = []
+    for k in range(len(solution.steps)):
+        ok_votes = sum(v == -1 or v > k for v in counted)
+        soft = ok_votes / len(counted) if counted else None
+        if fe is None:
+            hard, status = None, STATUS_UNVERIFIABLE
+        elif fe == -1 or k < fe:
+            hard, status = True, STATUS_LABELED
+        else:
+            hard, status = False, STATUS_LABELED if k == fe else STATUS_BY_CONVENTION
+        labels.append(StepLabel(solution_id=solution.solution_id, problem_id=solution.problem_id, step_idx=k,
+                                method=method, soft_label=soft, hard_label=hard, status=status,
+                                n_rollouts=len(counted), n_correct=ok_votes, first_error=fe, params_json=params,
+                                cost_rollouts=0, cost_tokens=cost_tokens if k == 0 else 0))
+    return labels
+
+
+def judge_solutions(solutions: Sequence[SolutionToLabel], backend: GenerationBackend,
+                    config: JudgeConfig | None = None, *, questions: Mapping[str, str] | None = None,
+                    tokenizer: Any = None, skip: Collection[str] = ()) -> JudgeRun:
+    """Judge every solution (minus ``skip``) with ``config.k`` votes, all in ONE ``sample_solutions`` call.
+
+    ``questions`` maps problem_id to the problem text; without it the solution's policy prompt is shown.
+    ``tokenizer`` formats the chat prompt (default: ``config.model``'s own, via ``format_prompt``).
+    """
+    from prm.models import format_prompt
+
+    config = config or JudgeConfig()
+    todo = [s for s in solutions if s.solution_id not in skip and s.steps]
+    fmt = tokenizer if tokenizer is not None else config.model
+    prompts = [format_prompt(fmt, judge_prompt((questions or {}).get(s.problem_id, s.prompt), s.steps)) for s in todo]
+    completions = sample_solutions(backend, prompts, config.k, max_tokens=config.max_tokens,
+                                   temperature=config.temperature, seed=config.seed) if todo else []
+    params = params_json(JUDGE_METHOD, config)
+    judgments, labels, errors = [], [], []
+    for sol, row in zip(todo, completions, strict=True):
+        if not row.ok:
+            errors.append(f"{sol.solution_id}: {row.error}")
+            continue
+        votes = [parse_vote(t, len(sol.steps)).index for t in row.texts]
+        result = majority(votes, config.tie_break)
+        cost = int(row.prompt_tokens) + row.total_completion_tokens
+        judgments.append(Judgment(judgment_id=judgment_id(sol.solution_id, config), solution_id=sol.solution_id,
+                                  problem_id=sol.problem_id, model=config.model, n_votes=len(votes),
+                                  n_abstain=sum(v is None for v in votes), votes_json=json.dumps(votes),
+                                  first_error=result.first_error, agreement=result.agreement, cost_tokens=cost))
+        labels += step_labels_of(sol, votes, result, params, cost)
+    return JudgeRun(judgments=tuple(judgments), labels=tuple(labels), cost_tokens=sum(j.cost_tokens for j in judgments),
+                    n_abstain=sum(j.n_abstain for j in judgments), errors=tuple(errors))

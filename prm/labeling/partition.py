@@ -1,0 +1,110 @@
+"""Label one (source, day) partition of the warehouse with any registered labeler, resumably."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from prm.generation import GenerationBackend
+from prm.labeling.audit import AuditRow, audit_labels
+from prm.labeling.registry import get_labeler
+from prm.labeling.resume import label_in_chunks
+from prm.labeling.sampler import backend_sampler
+from prm.labeling.types import SolutionToLabel
+from warehouse import Warehouse
+
+
+@dataclass(frozen=True)
+class PartitionLabelReport:
+    """What labeling one partition did: counts, costs, and the audit against exact truth (if any)."""
+
+    method: str
+    labeled_solutions: int
+    skipped_solutions: int
+    labels: int
+    new_rollouts: int
+    cost_rollouts: int
+    cost_tokens: int
+    audit: AuditRow | None
+    label_balance: dict[str, int] = field(default_factory=dict)
+
+
+def solutions_to_label(wh: Warehouse, source: str, day: str, prompt: Callable[[str], str]) -> list[SolutionToLabel]:
+    """Every ok solution of the partition with its steps, prompt and gold answer."""
+    problems = {p["problem_id"]: p for p in wh.read_partition("problems", source, day).to_pylist()}
+    steps: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in wh.read_partition("steps", source, day).to_pylist():
+        steps[row["solution_id"]].append(row)
+    return [
+        SolutionToLabel.from_rows(s, steps[s["solution_id"]], prompt(problems[s["problem_id"]]["question"]),
+                                  problems[s["problem_id"]]["gold_answer"])
+        for s in wh.read_partition("solutions", source, day).to_pylist()
+        if s["status"] == "ok" and steps[s["solution_id"]]
+    ]
+
+
+def label_partition(
+    wh: Warehouse,
+    method: str,
+    config: Any,
+    backend: GenerationBackend,
+    *,
+    model: str,
+    source: str,
+    day: str,
+    run_id: str,
+    prompt: Callable[[str], str],
+    resume: bool = True,
+    seed: int = 0,
+    max_tokens: int = 768,
+    chunk_solutions: int = 64,
+    progress: Callable[[str], None] = print,
+) -> PartitionLabelReport:
+    """Label the partition's solutions with ``method`` and write labels and new rollouts chunk by chunk.
+
+    Rollouts already in the warehouse for this policy are reused (never paid twice). With ``resume``,
+    solutions already labeled by ``method`` are skipped, so a killed run continues where it stopped;
+    without it, the method's earlier labels of the partition are removed first.
+    """
+    if not resume:
+        wh.delete_partition("step_labels", source, day, writer=method)
+    done = {r["solution_id"] for r in wh.read_partition("step_labels", source, day).to_pylist()
+            if r["method"] == method}
+    existing = [r for r in wh.read_partition("rollouts", source, day).to_pylist() if r["model"] == model]
+    sampler = backend_sampler(backend, existing, model=model, seed=seed, max_tokens=max_tokens)
+    solutions = solutions_to_label(wh, source, day, prompt)
+    labeler = get_labeler(method, config)
+    totals = defaultdict(int)
+    for i, run in enumerate(label_in_chunks(labeler, solutions, sampler, skip=done, max_solutions=chunk_solutions)):
+        new_rollouts = sampler.drain_new_rows()
+        kw = {"source": source, "day": day, "run_id": run_id, "writer": method}
+        if new_rollouts:
+            wh.write("rollouts", new_rollouts, **kw)
+        wh.write("step_labels", run.rows(), **kw)  # after its rollouts: a resumed run finds them cached
+        totals["solutions"] += len(run.solution_ids)
+        totals["labels"] += len(run.labels)
+        totals["new_rollouts"] += len(new_rollouts)
+        totals["cost_rollouts"] += run.cost_rollouts
+        totals["cost_tokens"] += run.cost_tokens
+        progress(f"{method}: chunk {i + 1} labeled {totals['solutions']}/{len(solutions) - len(done)} solutions")
+    all_labels = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] == method]
+    balance = defaultdict(int)
+    for r in all_labels:
+        balance["good" if r["hard_label"] else "bad" if r["hard_label"] is not None else "none"] += 1
+    return PartitionLabelReport(
+        method=method, labeled_solutions=totals["solutions"], skipped_solutions=len(done), labels=totals["labels"],
+        new_rollouts=totals["new_rollouts"], cost_rollouts=totals["cost_rollouts"],
+        cost_tokens=totals["cost_tokens"], audit=audit_partition(wh, method, source, day), label_balance=dict(balance))
+
+
+def audit_partition(wh: Warehouse, method: str, source: str, day: str) -> AuditRow | None:
+    """Audit ``method``'s labels of the partition against exact truth; None when the task has none."""
+    solutions = [s for s in wh.read_partition("solutions", source, day).to_pylist()
+                 if s["status"] == "ok" and s.get("first_error_truth") is not None]
+    if not solutions:
+        return None
+    labels = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] == method]
+    steps = wh.read_partition("steps", source, day).to_pylist()
+    return audit_labels(method, labels, steps, solutions)

@@ -1,0 +1,155 @@
+"""The typed inputs and outputs every labeler shares: solutions in, step labels and costs out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from prm.datagen.rollouts import RolloutTarget
+from prm.labeling.constants import CHARS_PER_TOKEN_FALLBACK, LABELER_VERSION
+from prm.tasks.segment import DEFAULT_SEPARATOR, join_steps
+
+
+@dataclass(frozen=True)
+class SolutionToLabel:
+    """One sampled solution (a ``solutions`` row with its ``steps``) ready to label.
+
+    >>> s = SolutionToLabel("s1", "p1", "2+3*4 =\\n", ("2+3*4 = 2+12", "2+12 = 14"), "14")
+    >>> s.target(0).prefix
+    '2+3*4 =\\n2+3*4 = 2+12\\n'
+    """
+
+    solution_id: str
+    problem_id: str
+    prompt: str  # the formatted prompt the policy saw (prm.models.format_prompt), prefixes start with it
+    steps: tuple[str, ...]  # step texts in order, as in the ``steps`` table
+    gold_answer: str
+    is_correct: bool | None = None  # final answer vs gold (solutions.is_correct); None = no gradable answer = wrong
+    completion_tokens: int | None = None  # solutions.completion_tokens: OmegaPRM's rollout length, in tokens
+    separator: str = DEFAULT_SEPARATOR  # the step separator the solution was split with
+
+    def target(self, step_idx: int) -> RolloutTarget:
+        """The rollout target whose prefix is the prompt plus steps ``0..step_idx``."""
+        return target_for(self, self.steps[: step_idx + 1], step_idx, self.solution_id)
+
+    @property
+    def n_tokens(self) -> float:
+        """Length in tokens; estimated from characters only when the row carries no token count."""
+        if self.completion_tokens is not None:
+            return float(self.completion_tokens)
+        return len(join_steps(list(self.steps), self.separator)) / CHARS_PER_TOKEN_FALLBACK
+
+    @staticmethod
+    def from_rows(solution: Mapping[str, Any], steps: Sequence[Mapping[str, Any]], prompt: str,
+                  gold_answer: str) -> SolutionToLabel:
+        """Build from a ``solutions`` row and its ``steps`` rows (any order)."""
+        ordered = sorted(steps, key=lambda r: r["step_idx"])
+        return SolutionToLabel(solution_id=solution["solution_id"], problem_id=solution["problem_id"], prompt=prompt,
+                               steps=tuple(r["text"] for r in ordered), gold_answer=gold_answer,
+                               is_correct=solution.get("is_correct"),
+                               completion_tokens=solution.get("completion_tokens"))
+
+
+def target_for(solution: SolutionToLabel, steps: Sequence[str], step_idx: int, solution_id: str) -> RolloutTarget:
+    """A target for any step list under ``solution``'s prompt (``steps=()`` is the question root)."""
+    body = join_steps(list(steps), solution.separator) + solution.separator if steps else ""
+    return RolloutTarget(solution_id=solution_id, problem_id=solution.problem_id, step_idx=step_idx,
+                         prefix=solution.prompt + body, gold_answer=solution.gold_answer)
+
+
+@dataclass(frozen=True)
+class RolloutOutcome:
+    """One continuation of a prefix: its text, whether it reached gold (None = ungradable), its length."""
+
+    text: str
+    is_correct: bool | None
+    completion_tokens: int
+
+
+@runtime_checkable
+class RolloutSampler(Protocol):
+    """Where rollouts come from: the engine behind a cache, or a scripted oracle in tests."""
+
+    def sample(self, targets: Sequence[RolloutTarget], n: int | Sequence[int]) -> list[list[RolloutOutcome]]:
+        """For each target, its first ``n`` (or ``n[i]``) outcomes: stored ones first, then fresh ones.
+
+        ``n`` is the total wanted for the prefix, not an increment, so asking again for more returns the
+        earlier outcomes plus new ones. Fewer come back only when the engine failed on that prefix.
+        """
+        ...
+
+    def drain_new_rows(self) -> list[dict[str, Any]]:
+        """``rollouts`` rows sampled since the last drain, for the caller to write; empties the buffer."""
+        ...
+
+
+@dataclass(frozen=True)
+class StepLabel:
+    """One ``step_labels`` row (without the provenance and partition columns the writer adds)."""
+
+    solution_id: str
+    problem_id: str
+    step_idx: int
+    method: str  # registry name, e.g. "mc", "mc_early_stop", "omegaprm"
+    soft_label: float | None  # MC estimate in [0, 1]; None when the method did not estimate this prefix
+    hard_label: bool | None  # True = step is good; None = unverifiable
+    status: str  # labeled | by_convention | unverifiable
+    n_rollouts: int  # graded rollouts behind soft_label (0 when by convention)
+    n_correct: int
+    first_error: int | None  # the solution's first wrong step by this method, -1 = none, None = not found
+    params_json: str  # the labeler config, so a label says how it was made
+    cost_rollouts: int = 0  # rollouts charged to this row (see LabelRun: rows sum to the run's totals)
+    cost_tokens: int = 0
+    labeler_version: str = LABELER_VERSION
+
+    def to_row(self) -> dict[str, Any]:
+        """The row as the ``step_labels`` writer expects it."""
+        return {"solution_id": self.solution_id, "problem_id": self.problem_id, "step_idx": self.step_idx,
+                "method": self.method, "soft_label": self.soft_label, "hard_label": self.hard_label,
+                "status": self.status, "n_rollouts": self.n_rollouts, "n_correct": self.n_correct,
+                "first_error": self.first_error, "labeler_version": self.labeler_version,
+                "params_json": self.params_json, "cost_rollouts": self.cost_rollouts,
+                "cost_tokens": self.cost_tokens}
+
+
+@dataclass(frozen=True)
+class LabelRun:
+    """What one ``label`` call produced: labels, the rollouts it paid for, and what it cost.
+
+    ``cost_rollouts``/``cost_tokens`` count every rollout the method *used*, cached or fresh, so methods
+    compare fairly however warm the cache was; ``new_rollouts`` are only the freshly sampled rows.
+    """
+
+    method: str
+    labels: tuple[StepLabel, ...]
+    new_rollouts: tuple[dict[str, Any], ...]
+    cost_rollouts: int
+    cost_tokens: int
+    sampler_calls: int  # batched sampler calls made (one per round)
+    solution_ids: tuple[str, ...]  # solutions this run labeled (skipped ones excluded)
+    extra: dict[str, Any] = field(default_factory=dict)  # method-specific counters (searches, screened out)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """``step_labels`` rows."""
+        return [label.to_row() for label in self.labels]
+
+
+@runtime_checkable
+class Labeler(Protocol):
+    """Every labeling method: the same call, chosen from :data:`prm.labeling.LABELERS` by name."""
+
+    name: str
+
+    def label(self, solutions: Sequence[SolutionToLabel], sampler: RolloutSampler, *,
+              skip: Collection[str] = ()) -> LabelRun:
+        """Label ``solutions`` (minus ids in ``skip``, already labeled by an earlier run)."""
+        ...
+
+
+def params_json(name: str, config: Any) -> str:
+    """The config as stable JSON."""
+    from dataclasses import asdict
+
+    return json.dumps({"method": name, **asdict(config)}, sort_keys=True)

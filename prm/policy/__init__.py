@@ -1,0 +1,19 @@
+"""The warm-start default policy: a tiny character-level Llama trained on arithmetic demonstrations."""
+
+from prm.policy.config import PolicyTrainConfig
+from prm.policy.data import build_prompt
+from prm.policy.evaluate import EvalRow, EvalTable, evaluate_model, evaluate_policy
+from prm.policy.tokenizer import build_char_tokenizer
+from prm.policy.train import build_policy, read_card
+
+__all__ = [
+    "EvalRow",
+    "EvalTable",
+    "PolicyTrainConfig",
+    "build_char_tokenizer",
+    "build_policy",
+    "build_prompt",
+    "evaluate_model",
+    "evaluate_policy",
+    "read_card",
+]

@@ -1,0 +1,74 @@
+"""Configuration of the warm-start policy: model size, data mix, budget and the stop rule."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+from prm.tasks.arithmetic import OPERATORS, STYLES
+
+
+@dataclass(frozen=True)
+class PolicyTrainConfig:
+    """How to train the default policy; the folder cache keys on :meth:`config_hash`."""
+
+    # --- budget ---
+    time_budget_s: float = 840.0  # wall-clock training budget: 14 min, so data prep + card eval fit in 15
+    max_steps: int = 20_000  # hard cap on optimizer steps; the time budget normally ends training first
+    # --- optimizer ---
+    learning_rate: float = 2e-3  # high for AdamW, fine for a ~1M-param model trained for minutes
+    min_lr_ratio: float = 0.1  # cosine floor, as a fraction of learning_rate
+    warmup_steps: int = 100  # linear warmup, ~2% of the steps a CPU budget allows
+    weight_decay: float = 0.01  # light regularisation; the data is unlimited so overfitting is unlikely
+    batch_size: int = 8  # CPU tokens/s is flat from 8 to 32 sequences, so small batches buy 4x the updates
+    # --- model (Llama architecture) ---
+    hidden_size: int = 128  # ~0.9M parameters with 4 layers: trains to useful accuracy in minutes on CPU
+    num_layers: int = 4  # depth; 4 layers can copy an expression and carry one digit at a time
+    num_heads: int = 4  # head_dim 32 (vLLM CPU supports it); more heads, more chances for copy heads
+    intermediate_size: int = 384  # 3x hidden, SwiGLU
+    # --- data: gold demonstrations from prm.tasks.arithmetic ---
+    min_ops: int = 1  # easiest problems in the mix
+    max_ops: int = 8  # hardest; the product asks for 8-step chains
+    styles: tuple[str, ...] = ("chain",)  # chain only: it is what the pipeline labels; word is easier
+    operators: str = "+-*"  # same as ArithmeticConfig's default
+    max_value: int = 20  # same as ArithmeticConfig's default
+    n_train_problems: int = 60_000  # demonstration pool; more than the budget consumes (~45k at bs 8)
+    seed: int = 0  # seeds data, model init and sampling
+    # --- stop rule: keep the policy imperfect so Monte-Carlo labels see both outcomes ---
+    eval_every_s: float = 120.0  # wall seconds between held-out evaluations (each costs ~10 s)
+    eval_problems: int = 16  # held-out problems at eval_ops per evaluation
+    eval_samples: int = 2  # samples per problem at temperature 1.0
+    eval_ops: int = 8  # difficulty the stop rule watches
+    stop_step_error_below: float = 0.04  # stop once the per-step error rate is below this
+    stop_accuracy_above: float = 0.7  # or once final-answer accuracy at eval_ops passes this
+    logging_steps: int = 25  # Trainer loss logging interval
+
+    def __post_init__(self) -> None:
+        if self.time_budget_s <= 0 or self.max_steps <= 0:
+            raise ValueError("time_budget_s and max_steps must be > 0; they bound training")
+        if not 1 <= self.min_ops <= self.max_ops:
+            raise ValueError(f"need 1 <= min_ops <= max_ops, got {self.min_ops}..{self.max_ops}")
+        if not self.styles or set(self.styles) - set(STYLES):
+            raise ValueError(f"styles={self.styles!r} must be a non-empty subset of {STYLES}")
+        if set(self.operators) - set(OPERATORS):
+            raise ValueError(f"operators={self.operators!r} must be a subset of {OPERATORS!r}")
+        if self.hidden_size % self.num_heads:
+            raise ValueError(f"hidden_size={self.hidden_size} must be divisible by num_heads={self.num_heads}")
+        if not 0 <= self.stop_step_error_below <= 1 or not 0 <= self.stop_accuracy_above <= 1:
+            raise ValueError("stop thresholds are rates in [0, 1]; set 0 / 1 to disable them")
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields (tuples become lists)."""
+        return json.loads(json.dumps(asdict(self)))
+
+    def config_hash(self) -> str:
+        """Stable 16-hex digest of every field; a saved policy is reused only when it matches.
+
+        >>> PolicyTrainConfig().config_hash() == PolicyTrainConfig().config_hash()
+        True
+        >>> PolicyTrainConfig(seed=1).config_hash() == PolicyTrainConfig().config_hash()
+        False
+        """
+        payload = json.dumps(self.to_dict(), sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]

@@ -1,0 +1,30 @@
+"""Fixed numbers of the warm-start policy, each with its reason."""
+
+from __future__ import annotations
+
+# Special tokens. The model never sees <unk> in training (every generator character is in the charset);
+# it exists so that hostile prompt text still tokenizes.
+PAD_TOKEN = "<pad>"
+BOS_TOKEN = "<s>"
+EOS_TOKEN = "</s>"
+UNK_TOKEN = "<unk>"
+SPECIAL_TOKENS = (PAD_TOKEN, BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
+
+# Printable ASCII plus newline: covers every character the arithmetic generator writes (digits, + - * =,
+# the word-problem stories) with a 100-symbol vocabulary, so one token is one character.
+CHARSET = "\n" + "".join(chr(c) for c in range(32, 127))
+
+# The prompt is the question followed by this; the completion is the gold solution then </s>.
+PROMPT_SUFFIX = "\n"
+
+# Rotary positions the model supports: an 8-op chain prompt plus solution is ~450 characters, and 1024
+# leaves room for longer word stories and for rambling samples before max_new_tokens stops them.
+MAX_POSITIONS = 1024
+
+# Completion length cap at sampling time: gold solution length times this plus a margin, so a sample
+# that loops is cut without truncating any near-gold answer.
+MAX_NEW_TOKENS_FACTOR = 1.5
+MAX_NEW_TOKENS_MARGIN = 32
+
+# Files of a saved policy folder (a HuggingFace model folder plus this card).
+CARD_FILE = "policy_card.json"

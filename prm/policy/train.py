@@ -1,0 +1,214 @@
+"""Train the warm-start policy from scratch on gold demonstrations, under a wall-clock budget.
+
+The HF ``Trainer`` runs the loop. Two callbacks end it: the time budget, and a stop rule that samples
+held-out ``eval_ops``-step problems every ``eval_every_s`` seconds and stops once the policy is good
+enough (per-step error below ``stop_step_error_below`` or accuracy above ``stop_accuracy_above``), so it
+keeps making the mistakes that Monte-Carlo step labels need. The learning rate decays with elapsed *time*
+(cosine over the budget), so a run cut by the budget still ends on a small learning rate.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from transformers import (
+    AutoTokenizer,
+    GenerationConfig,
+    PreTrainedTokenizerBase,
+    Trainer,
+    TrainerCallback,
+    TrainingArguments,
+    set_seed,
+)
+
+from prm.policy.config import PolicyTrainConfig
+from prm.policy.constants import CARD_FILE, PROMPT_SUFFIX
+from prm.policy.data import DemonstrationDataset, PadCollator, training_problems
+from prm.policy.evaluate import EvalTable, default_device, evaluate_model
+from prm.policy.model import build_model
+from prm.policy.tokenizer import build_char_tokenizer
+from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, generate_problems
+
+log = logging.getLogger(__name__)
+
+# Seed offsets that keep held-out problems apart from the training pool (drawn with ``seed``).
+STOP_RULE_SEED_OFFSET = 10_007
+CARD_EVAL_SEED_OFFSET = 20_011
+# Final evaluation written to the card: problems per difficulty and samples per problem at temperature 1.
+CARD_EVAL_PROBLEMS = 12
+CARD_EVAL_SAMPLES = 4
+
+
+def _time_cosine(config: PolicyTrainConfig, start: float):
+    """LR multiplier: linear warmup over steps, then cosine over the elapsed share of the time budget."""
+
+    def factor(step: int) -> float:
+        warm = min(1.0, (step + 1) / max(config.warmup_steps, 1))
+        progress = min(1.0, (time.monotonic() - start) / config.time_budget_s)
+        cosine = 0.5 * (1.0 + math.cos(math.pi * progress))
+        return warm * (config.min_lr_ratio + (1.0 - config.min_lr_ratio) * cosine)
+
+    return factor
+
+
+@dataclass
+class _StopRule(TrainerCallback):
+    """Ends training at the time budget, or when the held-out evaluation says the policy is good enough."""
+
+    config: PolicyTrainConfig
+    tokenizer: PreTrainedTokenizerBase
+    problems: list[ArithmeticProblem]
+    start: float
+    history: list[dict] = field(default_factory=list)
+    stopped_by: str = "max_steps"
+    _last_eval: float = 0.0
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        now = time.monotonic()
+        if now - self.start >= self.config.time_budget_s:
+            self.stopped_by, control.should_training_stop = "time_budget", True
+            return control
+        if now - self._last_eval < self.config.eval_every_s or model is None:
+            return control
+        table = evaluate_model(
+            model, self.tokenizer, self.problems, self.config.eval_samples, 1.0, seed=state.global_step
+        )
+        self._last_eval = time.monotonic()
+        # Evaluation time counts against the budget; the next eval is eval_every_s of *training* later.
+        row = table.row(self.config.eval_ops)
+        entry = {
+            "step": state.global_step,
+            "elapsed_s": round(self._last_eval - self.start, 1),
+            "answer_accuracy": row.answer_accuracy,
+            "step_error_rate": row.step_error_rate,
+            "mixed_share": row.mixed_share,
+        }
+        self.history.append(entry)
+        log.warning("policy stop-rule eval: %s", entry)
+        if row.step_error_rate < self.config.stop_step_error_below:
+            self.stopped_by, control.should_training_stop = "step_error_below", True
+        elif row.answer_accuracy > self.config.stop_accuracy_above:
+            self.stopped_by, control.should_training_stop = "accuracy_above", True
+        return control
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self._last_eval = time.monotonic()  # first evaluation one interval after the start
+        return control
+
+
+def card_eval_problems(config: PolicyTrainConfig) -> list[ArithmeticProblem]:
+    """Held-out problems for the card: ``CARD_EVAL_PROBLEMS`` per difficulty and style."""
+    problems = []
+    for ops in range(config.min_ops, config.max_ops + 1):
+        for style in config.styles:
+            task = ArithmeticConfig(n_ops=ops, operators=config.operators, max_value=config.max_value, style=style)
+            problems += generate_problems(CARD_EVAL_PROBLEMS, task, seed=config.seed + CARD_EVAL_SEED_OFFSET + ops)
+    return problems
+
+
+def read_card(model_dir: str | Path) -> dict | None:
+    """The ``policy_card.json`` of a saved policy, or None when there is none."""
+    path = Path(model_dir) / CARD_FILE
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def build_policy(out_dir: str | Path, config: PolicyTrainConfig | None = None, num_threads: int | None = None) -> Path:
+    """Train the policy and save a HuggingFace folder (plus ``policy_card.json``) at ``out_dir``.
+
+    Cached: a folder whose card carries the same :meth:`PolicyTrainConfig.config_hash` is returned as is.
+    ``num_threads`` sets torch's CPU threads for the run (None keeps torch's default); it does not change
+    the result's meaning, so it is not part of the hash.
+
+    Example (trains for ``time_budget_s``)::
+
+        path = build_policy("models/arith-policy", PolicyTrainConfig())
+    """
+    config = config or PolicyTrainConfig()
+    out = Path(out_dir)
+    card = read_card(out)
+    if card is not None and card.get("config_hash") == config.config_hash() and (out / "config.json").is_file():
+        log.warning("policy at %s matches config %s; reusing it", out, config.config_hash())
+        return out
+    if num_threads:
+        torch.set_num_threads(num_threads)
+    set_seed(config.seed)
+    tokenizer = build_char_tokenizer()
+    model = build_model(config, tokenizer).to(default_device())
+    dataset = DemonstrationDataset(training_problems(config, config.n_train_problems, config.seed), tokenizer)
+    stop_task = ArithmeticConfig(
+        n_ops=config.eval_ops, operators=config.operators, max_value=config.max_value, style=config.styles[0]
+    )
+    stop_problems = generate_problems(config.eval_problems, stop_task, config.seed + STOP_RULE_SEED_OFFSET)
+
+    start = time.monotonic()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _time_cosine(config, start))
+    stop_rule = _StopRule(config, tokenizer, stop_problems, start)
+    with tempfile.TemporaryDirectory(prefix="policy-trainer-") as scratch:
+        args = TrainingArguments(
+            output_dir=scratch,  # nothing is checkpointed; the final model is saved below
+            max_steps=config.max_steps,
+            per_device_train_batch_size=config.batch_size,
+            logging_steps=config.logging_steps,
+            save_strategy="no",
+            report_to="none",
+            seed=config.seed,
+            train_sampling_strategy="group_by_length",  # similar lengths per batch: less padding compute
+            dataloader_num_workers=0,
+            use_cpu=not torch.cuda.is_available(),
+        )
+        trainer = Trainer(
+            model=model,
+            args=args,
+            train_dataset=dataset,
+            data_collator=PadCollator(tokenizer.pad_token_id),
+            optimizers=(optimizer, scheduler),
+            callbacks=[stop_rule],
+        )
+        result = trainer.train()
+    train_seconds = time.monotonic() - start
+
+    table = evaluate_model(model, tokenizer, card_eval_problems(config), CARD_EVAL_SAMPLES, 1.0, config.seed)
+    _save(out, model, tokenizer, config, train_seconds, result.global_step, stop_rule, table)
+    return out
+
+
+def _save(out, model, tokenizer, config, train_seconds, steps, stop_rule: _StopRule, table: EvalTable) -> None:
+    """Write the folder atomically: into a sibling, then swap it in, so a crash never leaves half a policy."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    model.save_pretrained(staging)
+    # A fresh tokenizer: the one used for sampling carries left-padding state into tokenizer.json.
+    build_char_tokenizer().save_pretrained(staging)
+    GenerationConfig(
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        do_sample=True,
+        temperature=1.0,  # the policy is meant to be sampled; its mistakes are the point
+    ).save_pretrained(staging)
+    card = {
+        "config_hash": config.config_hash(),
+        "config": config.to_dict(),
+        "prompt_format": "question + " + json.dumps(PROMPT_SUFFIX) + " (the tokenizer adds <s>)",
+        "num_parameters": model.num_parameters(),
+        "train_seconds": round(train_seconds, 1),
+        "train_steps": steps,
+        "stopped_by": stop_rule.stopped_by,
+        "stop_rule_history": stop_rule.history,
+        "eval": table.to_dict(),
+        "eval_markdown": table.to_markdown(),
+    }
+    (staging / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
+    AutoTokenizer.from_pretrained(str(staging))  # fail here, not in vLLM, if the folder is not loadable
+    if out.exists():
+        shutil.rmtree(out)
+    staging.rename(out)

@@ -1,0 +1,94 @@
+"""GenerationConfig validation, request checks and row types (no engine)."""
+
+from __future__ import annotations
+
+import pytest
+
+from prm.generation import Completion, GenerationConfig, GenerationRequest, sample_solutions
+from prm.generation.backend import derive_seed, request_error, too_long_error
+from prm.generation.openai_backend import _to_completion
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"backend": "tgi"}, "backend='tgi' is unknown"),
+        ({"model": ""}, "model is empty"),
+        ({"max_model_len": 8}, "leaves no room"),
+        ({"gpu_memory_utilization": 0.0}, r"must be in \(0, 1\]"),
+        ({"kv_cache_gib": -1.0}, "kv_cache_gib"),
+        ({"max_num_seqs": 0}, "max_num_seqs=0"),
+        ({"max_concurrency": 0}, "max_concurrency=0"),
+        ({"max_retries": -1}, "max_retries"),
+        ({"request_timeout_s": 0}, "request_timeout_s"),
+        ({"base_url": "localhost:8000"}, "http://"),
+    ],
+)
+def test_config_rejects(kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        GenerationConfig(**kwargs)
+
+
+def test_config_defaults_are_valid_and_frozen() -> None:
+    config = GenerationConfig()
+    assert (config.backend, config.model, config.enable_prefix_caching) == ("vllm", "arith-policy", True)
+    with pytest.raises(AttributeError):
+        config.seed = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "request_,fragment",
+    [
+        (GenerationRequest(prompt=""), "empty prompt"),
+        (GenerationRequest(prompt="1+1=", n=0), "n=0"),
+        (GenerationRequest(prompt="1+1=", max_tokens=0), "max_tokens=0"),
+        (GenerationRequest(prompt="1+1=", temperature=-0.1), "temperature"),
+        (GenerationRequest(prompt="1+1=", top_p=0.0), "top_p"),
+        (GenerationRequest(prompt="1+1="), None),
+    ],
+)
+def test_request_error(request_: GenerationRequest, fragment: str | None) -> None:
+    error = request_error(request_)
+    assert error is None if fragment is None else fragment in error
+
+
+def test_too_long_error() -> None:
+    assert too_long_error(511, 512) is None
+    assert "raise GenerationConfig.max_model_len" in str(too_long_error(512, 512))
+
+
+def test_derived_seeds_are_stable_and_distinct() -> None:
+    seeds = [derive_seed(0, i) for i in range(1000)]
+    assert seeds == [derive_seed(0, i) for i in range(1000)]
+    assert len(set(seeds)) == 1000
+    assert derive_seed(1, 0) != derive_seed(0, 0)
+
+
+def test_failed_row() -> None:
+    row = Completion.failed(4, "boom", prompt_tokens=9)
+    assert (row.ok, row.index, row.texts, row.prompt_tokens, row.total_completion_tokens) == (False, 4, (), 9, 0)
+
+
+def test_sample_solutions_rejects_a_bare_string() -> None:
+    with pytest.raises(TypeError, match="wrap it in a list"):
+        sample_solutions(None, "1+1=", n=2)  # type: ignore[arg-type]
+
+
+def test_openai_response_parsing_uses_token_ids_then_usage() -> None:
+    body = {
+        "choices": [
+            {"index": 1, "text": "b", "finish_reason": "length", "token_ids": [5, 6, 7]},
+            {"index": 0, "text": "a", "finish_reason": "stop", "token_ids": [4]},
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 4},
+    }
+    row = _to_completion(3, body)
+    assert (row.texts, row.finish_reasons, row.completion_tokens, row.prompt_tokens) == (
+        ("a", "b"),
+        ("stop", "length"),
+        (1, 3),
+        12,
+    )
+    for choice in body["choices"]:
+        del choice["token_ids"]
+    assert _to_completion(3, body).completion_tokens == (2, 2)
