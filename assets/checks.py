@@ -6,6 +6,7 @@ import dagster as dg
 from assets.generation import rollouts, solutions
 from assets.labeling import label_audit, mc_labels, omegaprm_labels
 from assets.problems import problems
+from assets.verification import consensus_labels, formal_verifications, judgments
 from pipelines.resources import WarehouseResource
 from warehouse import checks as wc
 from warehouse import connect
@@ -120,4 +121,10 @@ CHECKS = [
     label_range_check(omegaprm_labels),
     label_balance_check(omegaprm_labels, "omegaprm"),
     *table_checks(label_audit, "label_audit"),
+    *table_checks(formal_verifications, "verifications"),
+    orphan_check(formal_verifications, "verifications", "solutions", "solution_id"),
+    *table_checks(judgments, "judgments"),
+    orphan_check(judgments, "judgments", "solutions", "solution_id"),
+    *table_checks(consensus_labels, "step_labels"),
+    label_range_check(consensus_labels),
 ]

@@ -15,17 +15,23 @@ from prm.tasks.segment import split_steps
 
 
 class PolicyConfig(dg.Config):
-    """Budget of the warm-start SFT of the default policy (reused while the config is unchanged)."""
+    """Overrides of the warm-start SFT (prm.policy.PolicyTrainConfig); unset fields keep its defaults, and a
+    policy already built with the same config is reused, not retrained."""
 
-    time_budget_s: float = 600.0  # 10 CPU minutes; the product caps it at 15
-    seed: int = 0
+    time_budget_s: float | None = None  # wall-clock training budget in seconds
+    seed: int | None = None
+
+    def to_library(self) -> PolicyTrainConfig:
+        overrides = {k: v for k, v in {"time_budget_s": self.time_budget_s, "seed": self.seed}.items()
+                     if v is not None}
+        return PolicyTrainConfig(**overrides)
 
 
 @dg.asset(group_name="generation", kinds={"pytorch", "transformers"},
           description="The default policy: a tiny char-level Llama warm-started on gold arithmetic demonstrations.")
 def policy_model(context: dg.AssetExecutionContext, config: PolicyConfig) -> dg.MaterializeResult:
     out = model_cache_dir() / "arith-policy"
-    path = build_policy(out, PolicyTrainConfig(time_budget_s=config.time_budget_s, seed=config.seed))
+    path = build_policy(out, config.to_library())
     card = read_card(path) or {}
     context.log.info(f"policy at {path}")
     return dg.MaterializeResult(metadata={

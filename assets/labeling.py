@@ -84,11 +84,11 @@ def omegaprm_labels(context: dg.AssetExecutionContext, config: OmegaPRMLabelsCon
     return dg.MaterializeResult(metadata=_metadata(report))
 
 
-AUDITED_METHODS = ("mc", "mc_early_stop", "omegaprm")
+AUDITED_METHODS = ("mc", "mc_early_stop", "omegaprm", "sympy", "z3", "judge", "consensus")
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"duckdb", "parquet"},
-          deps=["mc_labels", "omegaprm_labels"],
+          deps=["mc_labels", "omegaprm_labels", "consensus_labels"],
           description="Each labeling method vs exact truth: step F1, first-error accuracy, ProcessBench F1, cost.")
 def label_audit(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     day, source = day_and_source(context)

@@ -6,18 +6,24 @@ from assets.checks import CHECKS
 from assets.generation import policy_model, rollouts, solutions
 from assets.labeling import label_audit, mc_labels, omegaprm_labels
 from assets.problems import problems
+from assets.verification import consensus_labels, formal_verifications, judgments
 from pipelines.jobs import refresh_job, warm_start_job
 from pipelines.resources import GenerationResource, WarehouseResource
 from pipelines.schedules import nightly_refresh
 from pipelines.sensors import inbox_sensor
 
 defs = dg.Definitions(
-    assets=[problems, policy_model, solutions, rollouts, mc_labels, omegaprm_labels, label_audit],
+    assets=[problems, policy_model, solutions, rollouts, mc_labels, omegaprm_labels, label_audit,
+            formal_verifications, judgments, consensus_labels],
     asset_checks=CHECKS,
     jobs=[warm_start_job, refresh_job],
     schedules=[nightly_refresh],
     sensors=[inbox_sensor],
-    resources={"warehouse": WarehouseResource(), "generation": GenerationResource()},
+    resources={
+        "warehouse": WarehouseResource(),
+        "generation": GenerationResource(),  # the policy being labeled
+        "judge": GenerationResource(model="smollm2-135m-instruct"),  # the embedded instruct LLM
+    },
     # One process per run: the generation engine starts once and serves every asset of the run.
     executor=dg.in_process_executor,
 )

@@ -1,4 +1,5 @@
-"""Label one (source, day) partition of the warehouse with any registered labeler, resumably."""
+"""Label one (source, day) partition of the warehouse: rollout labelers (resumable), formal verifiers,
+the LLM judge, and their consensus."""
 
 from __future__ import annotations
 
@@ -9,6 +10,18 @@ from typing import Any
 
 from prm.generation import GenerationBackend
 from prm.labeling.audit import AuditRow, audit_labels
+from prm.labeling.consensus import (
+    CONSENSUS_METHOD,
+    ConsensusConfig,
+    ConsensusRun,
+    PolicyReport,
+    SolutionVerdicts,
+    apply_policy,
+    collect_verdicts,
+    consensus_report,
+)
+from prm.labeling.formal import FormalRun, verify_steps
+from prm.labeling.judge import JudgeConfig, JudgeRun, judge_solutions
 from prm.labeling.registry import get_labeler
 from prm.labeling.resume import label_in_chunks
 from prm.labeling.sampler import backend_sampler
@@ -108,3 +121,39 @@ def audit_partition(wh: Warehouse, method: str, source: str, day: str) -> AuditR
     labels = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] == method]
     steps = wh.read_partition("steps", source, day).to_pylist()
     return audit_labels(method, labels, steps, solutions)
+
+
+def verify_partition(wh: Warehouse, *, source: str, day: str, run_id: str, timeout_s: float = 2.0) -> FormalRun:
+    """Formal verdicts for every step of the partition: ``verifications`` rows and step labels."""
+    task_of = {p["problem_id"]: p["task"] for p in wh.read_partition("problems", source, day).to_pylist()}
+    run = verify_steps(wh.read_partition("steps", source, day).to_pylist(), task_of, timeout_s)
+    kw = {"source": source, "day": day, "run_id": run_id, "replace": True}
+    wh.write("verifications", run.verifications, writer="formal", **kw)
+    wh.write("step_labels", run.labels, writer="formal", **kw)
+    return run
+
+
+def judge_partition(wh: Warehouse, backend: GenerationBackend, config: JudgeConfig, *, source: str, day: str,
+                    run_id: str, policy_prompt: Callable[[str], str], max_solutions: int | None = None) -> JudgeRun:
+    """LLM-judge votes for the partition's solutions (the first ``max_solutions`` by id, a hash-random
+    sample): ``judgments`` rows and ``judge`` step labels."""
+    questions = {p["problem_id"]: p["question"] for p in wh.read_partition("problems", source, day).to_pylist()}
+    solutions = sorted(solutions_to_label(wh, source, day, policy_prompt), key=lambda s: s.solution_id)
+    run = judge_solutions(solutions[:max_solutions], backend, config, questions=questions)
+    kw = {"source": source, "day": day, "run_id": run_id, "replace": True}
+    wh.write("judgments", run.judgment_rows(), writer="judge", **kw)
+    wh.write("step_labels", run.rows(), writer="judge", **kw)
+    return run
+
+
+def consensus_partition(wh: Warehouse, config: ConsensusConfig, *, source: str, day: str,
+                        run_id: str) -> tuple[ConsensusRun, list[PolicyReport], list[SolutionVerdicts]]:
+    """Combine every method's first errors with ``config.policy``; report all policies side by side."""
+    steps = wh.read_partition("steps", source, day).to_pylist()
+    labels = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] != CONSENSUS_METHOD]
+    verdicts = collect_verdicts(steps, labels, wh.read_partition("judgments", source, day).to_pylist(),
+                                wh.read_partition("verifications", source, day).to_pylist())
+    run = apply_policy(verdicts, config)
+    wh.write("step_labels", run.rows(), source=source, day=day, run_id=run_id, writer=CONSENSUS_METHOD, replace=True)
+    solutions = wh.read_partition("solutions", source, day).to_pylist()
+    return run, consensus_report(verdicts, steps, solutions, config=config), verdicts

@@ -21,6 +21,7 @@ def tiny_run_config(model: str, context: int) -> dict:
             "rollouts": {"config": {"n_rollouts": 2, **gen}},
             "mc_labels": {"config": {"n_rollouts": 3, **gen}},
             "omegaprm_labels": {"config": {"k": 2, "max_searches": 4, **gen}},
+            "judgments": {"config": {"k": 2, "max_tokens": 24, "max_solutions": 3}},
         },
         "resources": {"generation": {"config": {"model": model, "kv_cache_gib": 0.5, "max_model_len": context}}},
     }
@@ -49,7 +50,14 @@ def test_the_refresh_graph_fills_every_table_and_passes_blocking_checks(
     assert counts["problems"] == 4 and counts["solutions"] == 8
     assert counts["rollouts"] > 0 and counts["label_audit"] >= 1
     methods = {m for (m,) in con.execute("SELECT DISTINCT method FROM step_labels").fetchall()}
-    assert {"mc"} <= methods
+    assert {"mc", "omegaprm", "sympy", "judge"} <= methods
+    (judged,) = con.execute("SELECT count(*) FROM judgments WHERE n_votes = 2").fetchall()[0]
+    assert judged == 3
+    (verified,) = con.execute("SELECT count(*) FROM verifications").fetchall()[0]
+    (n_steps,) = con.execute("SELECT count(*) FROM steps").fetchall()[0]
+    assert verified == n_steps  # every step gets a verdict, `unverifiable` included
+    consensus = result.asset_materializations_for_node("consensus_labels")[0].metadata
+    assert "| mc vs truth |" in consensus["agreement"].value
     # Every step of every ok solution has an MC label, and labeled_steps shows it beside the step text.
     (unlabeled,) = con.execute("SELECT count(*) FROM labeled_steps WHERE mc_hard IS NULL").fetchall()[0]
     assert unlabeled == 0

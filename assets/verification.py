@@ -1,0 +1,98 @@
+"""Verification assets: formal step checks (SymPy, Z3), LLM-judge votes, and the consensus of all methods."""
+
+# No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
+import dagster as dg
+
+from assets.metadata import md_table
+from pipelines.partitions import PARTITIONS, day_and_source
+from pipelines.resources import GenerationResource, WarehouseResource
+from prm.labeling import markdown_table
+from prm.labeling.agreement import agreement_markdown, pairwise_agreement
+from prm.labeling.consensus import POLICIES, ConsensusConfig
+from prm.labeling.judge import JudgeConfig
+from prm.labeling.partition import consensus_partition, judge_partition, verify_partition
+from prm.models import format_prompt
+
+
+class FormalConfig(dg.Config):
+    timeout_s: float = 2.0  # per step; a hung or exploding check becomes `unverifiable`
+
+
+@dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"sympy", "z3", "parquet"},
+          deps=["solutions"], description="Exact step verdicts: SymPy for arithmetic, Z3 for logic; "
+          "unverifiable where a step asserts nothing checkable.")
+def formal_verifications(context: dg.AssetExecutionContext, config: FormalConfig,
+                         warehouse: WarehouseResource) -> dg.MaterializeResult:
+    day, source = day_and_source(context)
+    run = verify_partition(warehouse.get(), source=source, day=day, run_id=context.run_id, timeout_s=config.timeout_s)
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": len(run.verifications),
+        "verdicts": md_table([{"status": k, "steps": v} for k, v in sorted(run.counts.items())]),
+        "preview": md_table([{k: r.get(k) for k in ("solution_id", "step_idx", "verifier", "status", "detail")}
+                             for r in run.verifications if r["status"] != "correct"][:10]),
+    })
+
+
+class JudgeAssetConfig(dg.Config):
+    """LLM-judge votes; the judge model is the `judge` resource (SmolLM2 here, a strong model on a GPU box)."""
+
+    k: int = 3  # votes per solution
+    temperature: float = 0.7
+    max_tokens: int = 128  # an index and a short reason; longer answers rarely parse better
+    max_solutions: int = 16  # SmolLM2 on 2 CPU cores decodes ~150 tokens/s: judge a sample, not all
+
+
+@dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"vllm", "parquet"}, pool="engine",
+          deps=["solutions"], description="k judge votes per solution for the earliest wrong paragraph (or -1).")
+def judgments(context: dg.AssetExecutionContext, config: JudgeAssetConfig, warehouse: WarehouseResource,
+              generation: GenerationResource, judge: GenerationResource) -> dg.MaterializeResult:
+    day, source = day_and_source(context)
+    policy_model = generation.config().model
+    judge_config = JudgeConfig(k=config.k, temperature=config.temperature, max_tokens=config.max_tokens,
+                               model=judge.model)
+    run = judge_partition(warehouse.get(), judge.get(), judge_config, source=source, day=day, run_id=context.run_id,
+                          policy_prompt=lambda q: format_prompt(policy_model, q), max_solutions=config.max_solutions)
+    votes = sum(j.n_votes for j in run.judgments)
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": len(run.judgments),
+        "votes": votes,
+        "abstentions": run.n_abstain,
+        "abstention_rate": round(run.n_abstain / votes, 3) if votes else 0.0,
+        "cost_tokens": run.cost_tokens,
+        "errors": len(run.errors),
+        "preview": md_table([{"solution_id": j.solution_id, "votes": j.votes_json, "first_error": j.first_error,
+                              "agreement": j.agreement} for j in run.judgments[:10]]),
+    })
+
+
+class ConsensusAssetConfig(dg.Config):
+    policy: str = "formal_override"  # one of prm.labeling.consensus.POLICIES; all are reported side by side
+
+
+@dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"duckdb", "parquet"},
+          deps=["mc_labels", "omegaprm_labels", "formal_verifications", "judgments"],
+          description="Consensus labels where methods agree on the first error, and how the methods compare.")
+def consensus_labels(context: dg.AssetExecutionContext, config: ConsensusAssetConfig,
+                     warehouse: WarehouseResource) -> dg.MaterializeResult:
+    if config.policy not in POLICIES:
+        raise dg.Failure(f"unknown consensus policy {config.policy!r}; choose one of {sorted(POLICIES)}")
+    day, source = day_and_source(context)
+    wh = warehouse.get()
+    run, reports, verdicts = consensus_partition(wh, ConsensusConfig(policy=config.policy), source=source, day=day,
+                                                 run_id=context.run_id)
+    truth = {s["solution_id"]: s["first_error_truth"] for s in wh.read_partition("solutions", source, day).to_pylist()
+             if s.get("first_error_truth") is not None}
+    methods = sorted({m for v in verdicts for m in v.first_errors})
+    agreement = agreement_markdown(pairwise_agreement(verdicts, methods, truth or None))
+    policies = md_table([{"policy": r.policy, "kept": f"{r.n_kept}/{r.n_solutions}",
+                          "processbench_f1": "-" if r.audit is None or r.audit.processbench_f1 is None
+                          else f"{r.audit.processbench_f1:.3f}"} for r in reports])
+    context.log.info("first-error agreement\n" + agreement)
+    audits = [r.audit for r in reports if r.audit is not None]
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": len(run.labels),
+        "kept_solutions": len(run.kept),
+        "agreement": dg.MetadataValue.md(agreement),
+        "policies": policies,
+        "audit_of_kept": dg.MetadataValue.md(markdown_table(audits) if audits else "_no exact truth_"),
+    })

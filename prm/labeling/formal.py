@@ -1,0 +1,65 @@
+"""Formal step verdicts (SymPy arithmetic, Z3 logic) as ``verifications`` rows and ``step_labels``."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prm.labeling.constants import LABELER_VERSION
+from prm.labeling.mc import first_error_of
+from verifiers import check_steps
+
+# Which verifier checks the steps of a task; tasks not listed get no formal verdict.
+VERIFIER_OF_TASK: dict[str, str] = {"arith_chain": "sympy", "arith_word": "sympy", "gsm8k": "sympy",
+                                    "math": "sympy", "logic": "z3"}
+_KIND = {"sympy": "arithmetic", "z3": "logic"}
+
+
+@dataclass(frozen=True)
+class FormalRun:
+    """Verdict rows for ``verifications`` and label rows for ``step_labels``, with status counts."""
+
+    verifications: list[dict[str, Any]]
+    labels: list[dict[str, Any]]
+    counts: dict[str, int]
+
+
+def verify_steps(steps: Sequence[Mapping[str, Any]], task_of: Mapping[str, str], timeout_s: float = 2.0) -> FormalRun:
+    """Check every step whose problem's task has a verifier; one pool batch per verifier.
+
+    ``task_of`` maps problem_id to task. An unverifiable step gets ``hard_label`` null and status
+    ``unverifiable`` (never a guess); the solution's first error is set only when every step before
+    the first incorrect one was verified.
+    """
+    by_verifier: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for step in steps:
+        verifier = VERIFIER_OF_TASK.get(task_of.get(step["problem_id"], ""))
+        if verifier is not None:
+            by_verifier[verifier].append(step)
+    verifications, labels = [], []
+    counts: dict[str, int] = defaultdict(int)
+    for verifier, todo in by_verifier.items():
+        verdicts = check_steps([s["text"] for s in todo], timeout_s=timeout_s, kind=_KIND[verifier])
+        per_solution: dict[str, dict[int, bool | None]] = defaultdict(dict)
+        for step, verdict in zip(todo, verdicts, strict=True):
+            counts[verdict.status] += 1
+            verifications.append({"solution_id": step["solution_id"], "problem_id": step["problem_id"],
+                                  "step_idx": step["step_idx"], "verifier": verifier, "status": verdict.status,
+                                  "detail": verdict.detail[:500] or None})
+            ok = {"correct": True, "incorrect": False}.get(verdict.status)
+            per_solution[step["solution_id"]][int(step["step_idx"])] = ok
+        params = json.dumps({"method": verifier, "timeout_s": timeout_s})
+        for step, row in zip(todo, verifications[-len(todo):], strict=True):
+            hard = per_solution[step["solution_id"]]
+            ok = hard[int(step["step_idx"])]
+            labels.append({"solution_id": step["solution_id"], "problem_id": step["problem_id"],
+                           "step_idx": step["step_idx"], "method": verifier,
+                           "soft_label": None if ok is None else float(ok), "hard_label": ok,
+                           "status": "unverifiable" if row["status"] == "unverifiable" else "labeled",
+                           "first_error": first_error_of([hard[k] for k in sorted(hard)]),
+                           "labeler_version": LABELER_VERSION, "params_json": params,
+                           "n_rollouts": 0, "n_correct": 0, "cost_rollouts": 0, "cost_tokens": 0})
+    return FormalRun(verifications, labels, dict(counts))
