@@ -9,6 +9,7 @@ from assets.metadata import histogram, md_table
 from pipelines.partitions import PARTITIONS, day_and_source
 from pipelines.resources import GenerationResource, WarehouseResource
 from prm.datagen import rollout_rows, rollout_targets, sample_solution_rows
+from prm.datagen.synthetic import SYNTHETIC_MODEL, synthetic_solution_rows
 from prm.models import format_prompt, model_cache_dir
 from prm.policy import PolicyTrainConfig, build_policy, read_card
 from prm.tasks.segment import split_steps
@@ -53,7 +54,8 @@ class SolutionsConfig(dg.Config):
 
 @dg.asset(partitions_def=PARTITIONS, group_name="generation", kinds={"vllm", "parquet"}, pool="engine",
           deps=["problems", "policy_model"],
-          description="n sampled solutions per problem, split into steps, graded, with exact truth where known.")
+          description="n sampled solutions per problem, split into steps, graded, with exact truth where known "
+          "(logic problems: the gold derivation and corrupted copies).")
 def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, warehouse: WarehouseResource,
               generation: GenerationResource) -> dg.MaterializeResult:
     day, source = day_and_source(context)
@@ -61,12 +63,16 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
     problems = wh.read_partition("problems", source, day).to_pylist()
     if not problems:
         raise dg.Failure(f"no problems in partition {day}|{source}; materialize `problems` for it first")
-    backend = generation.get()
-    model = generation.model
-    context.log.info(f"sampling {config.n_samples} solutions for {len(problems)} problems with {model}")
-    sols, steps, stats = sample_solution_rows(
-        backend, problems, lambda q: format_prompt(backend.info.model, q), model=model, n=config.n_samples,
-        seed=config.seed, max_tokens=config.max_tokens, temperature=config.temperature)
+    logic = [p for p in problems if p["task"] == "logic"]
+    sampled = [p for p in problems if p["task"] != "logic"]
+    sols, steps, stats = synthetic_solution_rows(logic, n=config.n_samples, seed=config.seed)
+    if sampled:
+        backend = generation.get()
+        context.log.info(f"sampling {config.n_samples} solutions for {len(sampled)} problems with {generation.model}")
+        more_sols, more_steps, stats = sample_solution_rows(
+            backend, sampled, lambda q: format_prompt(backend.info.model, q), model=generation.model,
+            n=config.n_samples, seed=config.seed, max_tokens=config.max_tokens, temperature=config.temperature)
+        sols, steps = sols + more_sols, steps + more_steps
     kw = {"source": source, "day": day, "run_id": context.run_id, "replace": True}
     wh.write("solutions", sols, writer="solutions", **kw)
     wh.write("steps", steps, writer="solutions", **kw)
@@ -120,7 +126,10 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutsConfig, warehous
     day, source = day_and_source(context)
     wh = warehouse.get()
     gold = {p["problem_id"]: p for p in wh.read_partition("problems", source, day).to_pylist()}
-    sols = [s for s in wh.read_partition("solutions", source, day).to_pylist() if s["status"] == "ok"]
+    sols = [s for s in wh.read_partition("solutions", source, day).to_pylist()
+            if s["status"] == "ok" and s["model"] != SYNTHETIC_MODEL]  # no policy writes logic: no rollouts
+    if not sols:
+        return dg.MaterializeResult(metadata={"dagster/row_count": 0, "skipped": "no policy-sampled solutions"})
     backend = generation.get()
     targets = []
     for s in sols:

@@ -44,11 +44,10 @@ class MCLabelsConfig(dg.Config):
 def mc_labels(context: dg.AssetExecutionContext, config: MCLabelsConfig, warehouse: WarehouseResource,
               generation: GenerationResource) -> dg.MaterializeResult:
     day, source = day_and_source(context)
-    backend = generation.get()
     report = label_partition(
         warehouse.get(), "mc_early_stop" if config.early_stop else "mc",
-        MCConfig(n_rollouts=config.n_rollouts, early_stop=config.early_stop), backend, model=generation.model,
-        source=source, day=day, run_id=context.run_id, prompt=lambda q: format_prompt(backend.info.model, q),
+        MCConfig(n_rollouts=config.n_rollouts, early_stop=config.early_stop), generation.get, model=generation.model,
+        source=source, day=day, run_id=context.run_id, prompt=lambda q: format_prompt(generation.model, q),
         resume=config.resume, seed=config.seed, max_tokens=config.max_tokens, progress=context.log.info)
     return dg.MaterializeResult(metadata=_metadata(report))
 
@@ -74,12 +73,11 @@ class OmegaPRMLabelsConfig(dg.Config):
 def omegaprm_labels(context: dg.AssetExecutionContext, config: OmegaPRMLabelsConfig, warehouse: WarehouseResource,
                     generation: GenerationResource) -> dg.MaterializeResult:
     day, source = day_and_source(context)
-    backend = generation.get()
     omega = OmegaPRMConfig(alpha=config.alpha, beta=config.beta, length_tokens=config.length_tokens,
                            c_puct=config.c_puct, k=config.k, max_searches=config.max_searches, screen=config.screen)
     report = label_partition(
-        warehouse.get(), "omegaprm", omega, backend, model=generation.model, source=source, day=day,
-        run_id=context.run_id, prompt=lambda q: format_prompt(backend.info.model, q), resume=config.resume,
+        warehouse.get(), "omegaprm", omega, generation.get, model=generation.model, source=source, day=day,
+        run_id=context.run_id, prompt=lambda q: format_prompt(generation.model, q), resume=config.resume,
         seed=config.seed, max_tokens=config.max_tokens, progress=context.log.info)
     return dg.MaterializeResult(metadata=_metadata(report))
 

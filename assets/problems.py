@@ -11,14 +11,15 @@ from warehouse import connect
 
 
 class ProblemsConfig(dg.Config):
-    """Knobs of the built-in ``arith`` source (file sources ignore all but ``limit``)."""
+    """Knobs of the built-in ``arith`` and ``logic`` sources (file sources ignore all but ``limit``)."""
 
     n_ops: list[int] = [2, 4, 8]  # difficulty levels (gold steps per problem)
-    styles: list[str] = ["chain"]  # "chain" and/or "word"
+    styles: list[str] = ["word"]  # "chain" and/or "word"; word matches the default policy's training
     per_level: int = 8  # problems per (n_ops, style) and day
-    operators: str = "+-*"
-    max_value: int = 20
+    operators: str = "+-"
+    max_value: int = 9
     seed: int = 0  # combined with the day: each nightly partition draws fresh problems
+    logic_problems: int = 16  # problems of the built-in ``logic`` source per day
     limit: int | None = None  # cap on rows read from a dropped-in file
 
     def to_library(self) -> ArithmeticSourceConfig:
@@ -41,13 +42,15 @@ def _existing_ids(warehouse: WarehouseResource, day: str, source: str) -> set[st
     partitions_def=PARTITIONS,
     group_name="problems",
     kinds={"python", "parquet"},
-    description="Problems of one (day, source): the seeded arithmetic generator, or a file dropped in the inbox.",
+    description="Problems of one (day, source): the seeded arithmetic or logic generator, or a file dropped in "
+    "the inbox.",
 )
 def problems(context: dg.AssetExecutionContext, config: ProblemsConfig, warehouse: WarehouseResource):
     day, source = day_and_source(context)
     try:
         records = load_source(source, day, arith=config.to_library(), seed=config.seed,
-                              inbox=warehouse.inbox_path(), limit=config.limit)
+                              inbox=warehouse.inbox_path(), limit=config.limit,
+                              logic_problems=config.logic_problems)
     except (FileNotFoundError, ValueError) as exc:
         raise dg.Failure(description=f"cannot load problems of source {source!r} for {day}: {exc}") from exc
     seen = _existing_ids(warehouse, day, source)

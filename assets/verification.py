@@ -50,7 +50,7 @@ def judgments(context: dg.AssetExecutionContext, config: JudgeAssetConfig, wareh
     policy_model = generation.config().model
     judge_config = JudgeConfig(k=config.k, temperature=config.temperature, max_tokens=config.max_tokens,
                                model=judge.model)
-    run = judge_partition(warehouse.get(), judge.get(), judge_config, source=source, day=day, run_id=context.run_id,
+    run = judge_partition(warehouse.get(), judge.get, judge_config, source=source, day=day, run_id=context.run_id,
                           policy_prompt=lambda q: format_prompt(policy_model, q), max_solutions=config.max_solutions)
     votes = sum(j.n_votes for j in run.judgments)
     return dg.MaterializeResult(metadata={

@@ -1,7 +1,8 @@
 """Step-label quality vs cost: full MC, MC with early stop, and OmegaPRM on the same 8-step solutions.
 
 Run: ``.venv/bin/python benchmarks/labeling.py`` (needs the warm-started policy ``models/arith-policy``;
-this script never trains it). Generates 8-operation arithmetic chains, samples policy solutions, keeps
+this script never trains it). Generates 8-operation arithmetic problems of the policy's training
+distribution (PolicyTrainConfig: style, operators, operand range), samples policy solutions, keeps
 those with at least 8 steps, labels them with each method through ONE shared rollout cache (costs count
 rollouts used, cached or not, so sharing saves wall time without flattering any method), then audits
 against exact truth. The last stdout line is one JSON object
@@ -41,6 +42,7 @@ from prm.labeling import (  # noqa: E402
 )
 from prm.models import format_prompt, load_tokenizer, model_cache_dir  # noqa: E402
 from prm.models.constants import ARITH_POLICY_NAME  # noqa: E402
+from prm.policy import PolicyTrainConfig  # noqa: E402
 from prm.tasks.arithmetic import ArithmeticConfig, generate_problems  # noqa: E402
 from prm.tasks.sources import arithmetic_record  # noqa: E402
 
@@ -50,7 +52,7 @@ MIN_STEPS = 8  # the issue asks for solutions of at least 8 steps
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default=ARITH_POLICY_NAME, help="policy name or folder (default: arith-policy)")
-    p.add_argument("--problems", type=int, default=24, help="8-op chain problems to generate")
+    p.add_argument("--problems", type=int, default=24, help="8-op problems to generate")
     p.add_argument("--samples", type=int, default=4, help="solutions sampled per problem")
     p.add_argument("--max-solutions", type=int, default=32, help="cap on solutions labeled")
     p.add_argument("--max-tokens", type=int, default=320, help="generation budget per solution and rollout")
@@ -65,7 +67,9 @@ def main() -> None:
         print(f"Error: {model_cache_dir() / ARITH_POLICY_NAME} is missing - train the policy first "
               "(prm.policy.build_policy) or pass --model", file=sys.stderr)
         sys.exit(1)
-    config = ArithmeticConfig(n_ops=MIN_STEPS)
+    policy = PolicyTrainConfig()  # generate what the default policy was trained on
+    config = ArithmeticConfig(n_ops=MIN_STEPS, operators=policy.operators, max_value=policy.max_value,
+                              style=policy.styles[0])
     problems = [arithmetic_record(p, config, args.seed, "bench").to_row()
                 for p in generate_problems(args.problems, config, seed=args.seed)]
     tokenizer = load_tokenizer(args.model)

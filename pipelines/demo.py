@@ -23,6 +23,14 @@ EXAMPLES = [
                   "FROM solutions s JOIN problems p USING (problem_id) GROUP BY 1 ORDER BY 1"),
     ("rollouts", "SELECT step_idx, count(*) AS rollouts, round(avg(is_correct::INT), 2) AS mc "
                  "FROM rollouts GROUP BY 1 ORDER BY 1"),
+    ("step_labels", "SELECT solution_id, step_idx, step_text, is_correct_truth AS truth, round(mc_soft, 2) AS mc, "
+                    "omegaprm_hard AS omegaprm, sympy_hard AS sympy, judge_hard AS judge, consensus_hard AS consensus "
+                    "FROM labeled_steps WHERE solution_id = (SELECT min(solution_id) FROM solutions "
+                    "WHERE first_error_truth >= 0) ORDER BY step_idx"),
+    ("label_audit", "SELECT method, n_solutions, n_steps, round(step_f1, 3) AS step_f1, "
+                    "round(first_error_acc, 3) AS first_error_acc, round(correct_acc, 3) AS correct_acc, "
+                    "round(processbench_f1, 3) AS processbench_f1, round(rollouts_per_step, 1) AS rollouts_per_step "
+                    "FROM label_audit WHERE day = (SELECT max(day) FROM label_audit) ORDER BY method"),
 ]
 
 

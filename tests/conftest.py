@@ -87,3 +87,13 @@ def tiny_context(tiny_policy_dir: Path) -> int:
     """Context length of the tiny policy (the real arith-policy's when that exists)."""
     limit = json.loads((tiny_policy_dir / "config.json").read_text())["max_position_embeddings"]
     return min(int(limit), TINY_CONTEXT)
+
+
+@pytest.fixture(scope="session")
+def smollm2_backend():
+    """One real vLLM engine on SmolLM2-135M-Instruct (converted from the packaged GGUF) for the session."""
+    from prm.generation import GenerationConfig, make_backend
+
+    backend = make_backend(GenerationConfig(model="smollm2-135m-instruct", max_model_len=2048, kv_cache_gib=0.5))
+    yield backend
+    backend.close()

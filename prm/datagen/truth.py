@@ -1,4 +1,4 @@
-"""Exact ground truth of generated problems, rebuilt from their warehouse rows."""
+"""Exact ground truth of generated problems (arithmetic, logic), rebuilt from their warehouse rows."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prm.tasks.arithmetic import ArithmeticProblem, first_error_index, step_truth
+from prm.tasks.logic import LogicProblem
+from prm.tasks.logic import step_truth as logic_step_truth
 from prm.tasks.segment import split_steps
 
 
@@ -26,9 +28,27 @@ def arithmetic_problem(row: Mapping[str, Any]) -> ArithmeticProblem | None:
     )
 
 
+def logic_problem(row: Mapping[str, Any]) -> LogicProblem | None:
+    """The generated logic problem behind a ``problems`` row, or None for other tasks."""
+    if row.get("task") != "logic" or not row.get("meta_json"):
+        return None
+    meta = json.loads(row["meta_json"])
+    return LogicProblem(problem_id=row["problem_id"], question=row["question"], facts=tuple(meta["facts"]),
+                        rules=tuple(meta["rules"]), target=meta["target"],
+                        gold_steps=tuple(split_steps(row["gold_solution"] or "")), answer=row["gold_answer"])
+
+
 def step_truths(row: Mapping[str, Any], steps: Sequence[str]) -> tuple[list[bool | None], int | None]:
-    """(per-step truth, first wrong step or -1) of ``steps`` for problem ``row``; Nones where unknown."""
+    """(per-step truth, first wrong step or -1) of ``steps`` for problem ``row``; Nones where unknown.
+
+    PRM convention: once a step is wrong, every later step is wrong too.
+    """
     problem = arithmetic_problem(row)
-    if problem is None:
+    if problem is not None:
+        return list(step_truth(problem, steps)), first_error_index(problem, steps)
+    logic = logic_problem(row)
+    if logic is None:
         return [None] * len(steps), None
-    return list(step_truth(problem, steps)), first_error_index(problem, steps)
+    local = logic_step_truth(logic, list(steps))
+    first = next((i for i, ok in enumerate(local) if not ok), -1)
+    return [first < 0 or i < first for i in range(len(steps))], first

@@ -31,8 +31,9 @@ def verify_steps(steps: Sequence[Mapping[str, Any]], task_of: Mapping[str, str],
     """Check every step whose problem's task has a verifier; one pool batch per verifier.
 
     ``task_of`` maps problem_id to task. An unverifiable step gets ``hard_label`` null and status
-    ``unverifiable`` (never a guess); the solution's first error is set only when every step before
-    the first incorrect one was verified.
+    ``unverifiable`` (never a guess); steps after an incorrect one are labeled wrong ``by_convention``
+    (``verifications`` keeps every raw verdict); the solution's first error is set only when every
+    step before the first incorrect one was verified.
     """
     by_verifier: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for step in steps:
@@ -54,11 +55,14 @@ def verify_steps(steps: Sequence[Mapping[str, Any]], task_of: Mapping[str, str],
         params = json.dumps({"method": verifier, "timeout_s": timeout_s})
         for step, row in zip(todo, verifications[-len(todo):], strict=True):
             hard = per_solution[step["solution_id"]]
-            ok = hard[int(step["step_idx"])]
+            idx = int(step["step_idx"])
+            wrong_before = [k for k, ok in hard.items() if ok is False and k < idx]
+            ok, status = hard[idx], "unverifiable" if row["status"] == "unverifiable" else "labeled"
+            if wrong_before:  # PRM convention, as for MC: nothing after a wrong step is good
+                ok, status = False, "by_convention"
             labels.append({"solution_id": step["solution_id"], "problem_id": step["problem_id"],
                            "step_idx": step["step_idx"], "method": verifier,
-                           "soft_label": None if ok is None else float(ok), "hard_label": ok,
-                           "status": "unverifiable" if row["status"] == "unverifiable" else "labeled",
+                           "soft_label": None if ok is None else float(ok), "hard_label": ok, "status": status,
                            "first_error": first_error_of([hard[k] for k in sorted(hard)]),
                            "labeler_version": LABELER_VERSION, "params_json": params,
                            "n_rollouts": 0, "n_correct": 0, "cost_rollouts": 0, "cost_tokens": 0})

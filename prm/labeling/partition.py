@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from prm.datagen.synthetic import SYNTHETIC_MODEL
 from prm.generation import GenerationBackend
 from prm.labeling.audit import AuditRow, audit_labels
 from prm.labeling.consensus import (
@@ -45,7 +46,7 @@ class PartitionLabelReport:
 
 
 def solutions_to_label(wh: Warehouse, source: str, day: str, prompt: Callable[[str], str]) -> list[SolutionToLabel]:
-    """Every ok solution of the partition with its steps, prompt and gold answer."""
+    """Every ok policy-sampled solution of the partition with its steps, prompt and gold answer."""
     problems = {p["problem_id"]: p for p in wh.read_partition("problems", source, day).to_pylist()}
     steps: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in wh.read_partition("steps", source, day).to_pylist():
@@ -54,7 +55,7 @@ def solutions_to_label(wh: Warehouse, source: str, day: str, prompt: Callable[[s
         SolutionToLabel.from_rows(s, steps[s["solution_id"]], prompt(problems[s["problem_id"]]["question"]),
                                   problems[s["problem_id"]]["gold_answer"])
         for s in wh.read_partition("solutions", source, day).to_pylist()
-        if s["status"] == "ok" and steps[s["solution_id"]]
+        if s["status"] == "ok" and steps[s["solution_id"]] and s["model"] != SYNTHETIC_MODEL
     ]
 
 
@@ -62,7 +63,7 @@ def label_partition(
     wh: Warehouse,
     method: str,
     config: Any,
-    backend: GenerationBackend,
+    backend: Callable[[], GenerationBackend],
     *,
     model: str,
     source: str,
@@ -77,6 +78,7 @@ def label_partition(
 ) -> PartitionLabelReport:
     """Label the partition's solutions with ``method`` and write labels and new rollouts chunk by chunk.
 
+    ``backend`` is called (to start the engine) only when there is something to label.
     Rollouts already in the warehouse for this policy are reused (never paid twice). With ``resume``,
     solutions already labeled by ``method`` are skipped, so a killed run continues where it stopped;
     without it, the method's earlier labels of the partition are removed first.
@@ -85,9 +87,13 @@ def label_partition(
         wh.delete_partition("step_labels", source, day, writer=method)
     done = {r["solution_id"] for r in wh.read_partition("step_labels", source, day).to_pylist()
             if r["method"] == method}
-    existing = [r for r in wh.read_partition("rollouts", source, day).to_pylist() if r["model"] == model]
-    sampler = backend_sampler(backend, existing, model=model, seed=seed, max_tokens=max_tokens)
     solutions = solutions_to_label(wh, source, day, prompt)
+    if not [s for s in solutions if s.solution_id not in done]:
+        return PartitionLabelReport(method=method, labeled_solutions=0, skipped_solutions=len(done), labels=0,
+                                    new_rollouts=0, cost_rollouts=0, cost_tokens=0,
+                                    audit=audit_partition(wh, method, source, day))
+    existing = [r for r in wh.read_partition("rollouts", source, day).to_pylist() if r["model"] == model]
+    sampler = backend_sampler(backend(), existing, model=model, seed=seed, max_tokens=max_tokens)
     labeler = get_labeler(method, config)
     totals = defaultdict(int)
     for i, run in enumerate(label_in_chunks(labeler, solutions, sampler, skip=done, max_solutions=chunk_solutions)):
@@ -133,13 +139,16 @@ def verify_partition(wh: Warehouse, *, source: str, day: str, run_id: str, timeo
     return run
 
 
-def judge_partition(wh: Warehouse, backend: GenerationBackend, config: JudgeConfig, *, source: str, day: str,
-                    run_id: str, policy_prompt: Callable[[str], str], max_solutions: int | None = None) -> JudgeRun:
+def judge_partition(wh: Warehouse, backend: Callable[[], GenerationBackend], config: JudgeConfig, *, source: str,
+                    day: str, run_id: str, policy_prompt: Callable[[str], str],
+                    max_solutions: int | None = None) -> JudgeRun:
     """LLM-judge votes for the partition's solutions (the first ``max_solutions`` by id, a hash-random
     sample): ``judgments`` rows and ``judge`` step labels."""
     questions = {p["problem_id"]: p["question"] for p in wh.read_partition("problems", source, day).to_pylist()}
     solutions = sorted(solutions_to_label(wh, source, day, policy_prompt), key=lambda s: s.solution_id)
-    run = judge_solutions(solutions[:max_solutions], backend, config, questions=questions)
+    if not solutions:
+        return JudgeRun(judgments=(), labels=(), cost_tokens=0, n_abstain=0, errors=())
+    run = judge_solutions(solutions[:max_solutions], backend(), config, questions=questions)
     kw = {"source": source, "day": day, "run_id": run_id, "replace": True}
     wh.write("judgments", run.judgment_rows(), writer="judge", **kw)
     wh.write("step_labels", run.rows(), writer="judge", **kw)

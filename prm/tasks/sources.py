@@ -31,11 +31,13 @@ def arithmetic_record(problem: ArithmeticProblem, config: ArithmeticConfig, seed
 class ArithmeticSourceConfig:
     """A mix of generated arithmetic problems: ``per_level`` problems for every (n_ops, style)."""
 
-    n_ops: Sequence[int] = (2, 4, 8)  # difficulty levels; 8-step chains are where policies slip
-    styles: Sequence[str] = ("chain",)  # "chain" and/or "word"
+    n_ops: Sequence[int] = (2, 4, 8)  # difficulty levels; 8-step problems are where policies slip
+    # The default policy's training distribution (prm.policy.PolicyTrainConfig): word problems with +/-
+    # on single digits. Chains with * and operands to 20 are one knob away, for a stronger policy.
+    styles: Sequence[str] = ("word",)  # "chain" and/or "word"
     per_level: int = 8  # problems per (n_ops, style)
-    operators: str = "+-*"
-    max_value: int = 20
+    operators: str = "+-"
+    max_value: int = 9
     split: str = "train"
 
 
@@ -57,7 +59,7 @@ def generate_arithmetic(config: ArithmeticSourceConfig, seed: int) -> list[Probl
     return list(records.values())
 
 
-BUILTIN_SOURCES: tuple[str, ...] = ("arith",)
+BUILTIN_SOURCES: tuple[str, ...] = ("arith", "logic")
 FILE_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".parquet")
 
 
@@ -82,12 +84,35 @@ def inbox_file(inbox: Path, source: str) -> Path:
     )
 
 
+def generate_logic(n: int, seed: int, split: str = "train") -> list[ProblemRecord]:
+    """``n`` propositional-logic problems (FoVer style) whose steps Z3 checks; ground truth in ``meta``.
+
+    >>> [r.task for r in generate_logic(2, seed=0)]
+    ['logic', 'logic']
+    """
+    from prm.tasks.logic import generate_logic_problem
+
+    records: dict[str, ProblemRecord] = {}
+    for i in range(n):
+        problem = generate_logic_problem(seed * 10_000 + i)
+        records.setdefault(problem.problem_id, ProblemRecord(
+            problem_id=problem.problem_id, task="logic", split=split, question=problem.question,
+            gold_answer=problem.answer, gold_solution="\n".join([*problem.gold_steps, f"Answer: {problem.answer}"]),
+            n_gold_steps=len(problem.gold_steps), difficulty=f"steps={len(problem.gold_steps)}",
+            meta={"facts": list(problem.facts), "rules": list(problem.rules), "target": problem.target},
+            seed=seed * 10_000 + i))
+    return list(records.values())
+
+
 def load_source(
-    source: str, day: str, *, arith: ArithmeticSourceConfig, seed: int, inbox: Path, limit: int | None = None
+    source: str, day: str, *, arith: ArithmeticSourceConfig, seed: int, inbox: Path, limit: int | None = None,
+    logic_problems: int = 16,
 ) -> list[ProblemRecord]:
-    """Problems of one (source, day) partition: generated for ``arith``, else read from the inbox file."""
+    """Problems of one (source, day) partition: generated for ``arith`` and ``logic``, else the inbox file."""
     from prm.tasks.datasets import load_problems
 
     if source == "arith":
         return generate_arithmetic(arith, seed=day_seed(day, seed))
+    if source == "logic":
+        return generate_logic(logic_problems, seed=day_seed(day, seed))
     return load_problems(inbox_file(inbox, source), source=source, limit=limit)

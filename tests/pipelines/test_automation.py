@@ -29,12 +29,12 @@ def test_inbox_sensor_registers_sources_and_requests_new_files(instance, resourc
     ctx = dg.build_sensor_context(instance=instance, resources={"warehouse": resource})
     first = inbox_sensor(ctx)
     assert first.run_requests == []
-    assert first.dynamic_partitions_requests[0].partition_keys == ["arith"]
+    assert first.dynamic_partitions_requests[0].partition_keys == ["arith", "logic"]
 
     inbox = resource.inbox_path()
     (inbox / "gsm8k_small.jsonl").write_text(json.dumps({"question": "q", "answer": "x\n#### 1"}) + "\n")
     (inbox / "notes.txt").write_text("ignored: not a dataset file")
-    instance.add_dynamic_partitions("source", ["arith"])
+    instance.add_dynamic_partitions("source", ["arith", "logic"])
     second = inbox_sensor(dg.build_sensor_context(instance=instance, cursor=first.cursor,
                                                   resources={"warehouse": resource}))
     today = dt.datetime.now(dt.UTC).date().isoformat()

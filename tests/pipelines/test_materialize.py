@@ -110,3 +110,24 @@ def test_problem_ids_are_unique_across_days(instance, resource, source: str) -> 
         assert materialize(instance, resource, day, source).success
     con = connect(resource.get().root)
     assert con.execute("SELECT count(*) = count(DISTINCT problem_id) FROM problems").fetchall() == [(True,)]
+
+
+def test_logic_partition_lands_in_the_same_tables_with_z3_labels(instance, resource) -> None:
+    register_sources(instance, ["logic"])
+    job = defs.resolve_job_def("refresh")
+    selection = [dg.AssetKey(k) for k in ("problems", "solutions", "formal_verifications", "consensus_labels",
+                                          "label_audit")]
+    config = {"ops": {"problems": {"config": {"logic_problems": 6}}, "solutions": {"config": {"n_samples": 3}}}}
+    result = job.execute_in_process(partition_key=partition_key("2026-11-20", "logic"), instance=instance,
+                                    run_config=config, raise_on_error=False, asset_selection=selection)
+    assert result.success
+    con = connect(resource.get().root)
+    assert con.execute("SELECT task, count(*) FROM problems GROUP BY 1").fetchall() == [("logic", 6)]
+    # Sample 0 is the gold derivation (no error), samples 1-2 carry one corrupted step each.
+    wrong = con.execute("SELECT sample_idx, min(first_error_truth) FROM solutions GROUP BY 1 ORDER BY 1").fetchall()
+    assert wrong[0] == (0, -1) and all(fe >= 0 for _, fe in wrong[1:])
+    verdicts = dict(con.execute("SELECT status, count(*) FROM verifications WHERE verifier = 'z3' GROUP BY 1")
+                    .fetchall())
+    assert verdicts.get("correct", 0) > 0 and verdicts.get("incorrect", 0) > 0
+    audit = dict(con.execute("SELECT method, step_f1 FROM label_audit").fetchall())
+    assert "z3" in audit and audit["z3"] > 0.5  # Z3 finds the corrupted implications

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -87,13 +86,6 @@ def test_unloadable_model_folder_is_a_clear_error(tmp_path: Path, tiny_policy_di
     (tmp_path / "config.json").write_text((tiny_policy_dir / "config.json").read_text())  # no weights
     with pytest.raises(WorkerDiedError, match="vLLM could not load model"):
         make_backend(GenerationConfig(model=str(tmp_path), kv_cache_gib=0.25, startup_timeout_s=120))
-
-
-@pytest.fixture(scope="module")
-def smollm2_backend() -> Iterator[object]:
-    backend = make_backend(GenerationConfig(model="smollm2-135m-instruct", max_model_len=1024, kv_cache_gib=0.5))
-    yield backend
-    backend.close()
 
 
 def test_smollm2_samples_chat_answers(smollm2_backend) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
@@ -137,25 +137,15 @@ def test_prompt_lists_steps_from_zero() -> None:
     assert text.endswith(r"in \boxed{}.")
 
 
-@pytest.fixture(scope="module")
-def smollm2_judge_backend() -> Iterator[object]:
-    """One SmolLM2 engine for this module (tests/prm/conftest.py has no session-scoped SmolLM2 fixture yet)."""
-    from prm.generation import GenerationConfig, make_backend
-
-    backend = make_backend(GenerationConfig(model="smollm2-135m-instruct", max_model_len=2048, kv_cache_gib=0.5))
-    yield backend
-    backend.close()
-
-
 @pytest.mark.slow
-def test_smollm2_judges_generated_arithmetic(smollm2_judge_backend) -> None:
+def test_smollm2_judges_generated_arithmetic(smollm2_backend) -> None:
     from prm.tasks.arithmetic import ArithmeticConfig, generate_problems
 
     problems = generate_problems(4, ArithmeticConfig(n_ops=2), seed=0)
     sols = [SolutionToLabel(f"s{i}", p.problem_id, p.question + "\n", p.gold_steps, str(p.answer))
             for i, p in enumerate(problems)]
     config = JudgeConfig(k=3, max_tokens=64)
-    run = judge_solutions(sols, smollm2_judge_backend, config, questions={p.problem_id: p.question for p in problems})
+    run = judge_solutions(sols, smollm2_backend, config, questions={p.problem_id: p.question for p in problems})
     assert sorted(j.solution_id for j in run.judgments) == [s.solution_id for s in sols]
     for j in run.judgments:
         votes = json.loads(j.votes_json)

@@ -44,7 +44,7 @@ def test_error_rows_are_kept_but_never_served(oracle_cls):
     assert len(sampler.drain_new_rows()) == 2
 
 
-class _FakeBackend:
+class _ScriptedBackend:
     """Answers every prefix with 'Answer: 1' (right when gold is 1), records requests."""
 
     def __init__(self) -> None:
@@ -64,7 +64,7 @@ class _FakeBackend:
 
 
 def test_backend_sampler_grades_and_reseeds_top_ups():
-    backend = _FakeBackend()
+    backend = _ScriptedBackend()
     sampler = backend_sampler(backend, model="policy", seed=3)
     t = RolloutTarget("s", "p", 0, "Qp\nx\n", "1")
     first = sampler.sample([t], 2)[0]
@@ -77,4 +77,4 @@ def test_backend_sampler_grades_and_reseeds_top_ups():
 
 def test_backend_sampler_refuses_rollouts_of_another_policy():
     with pytest.raises(ValueError, match="not 'policy'"):
-        backend_sampler(_FakeBackend(), [{"model": "other", "prefix_hash": "h", "rollout_idx": 0}], model="policy")
+        backend_sampler(_ScriptedBackend(), [{"model": "other", "prefix_hash": "h", "rollout_idx": 0}], model="policy")
