@@ -55,10 +55,13 @@ def rollout_rows(
     temperature: float = 1.0,
     answer_of: Callable[[str], str | None] = extract_answer,
 ) -> list[dict[str, Any]]:
-    """``n`` rollouts per target in one batched call; each row says whether it reached the gold answer.
+    """``n`` rollouts per distinct prefix in one batched call; each row says whether it reached gold.
 
-    Failed requests become rows with ``finish_reason='error'`` and ``is_correct`` null, never dropped.
+    Targets with the same prefix (two samples that begin with the same steps) are rolled out once, under
+    the first of them: rollouts belong to a prefix, and labelers find them by ``prefix_hash``. Failed
+    requests become rows with ``finish_reason='error'`` and ``is_correct`` null, never dropped.
     """
+    targets = list({t.prefix_hash: t for t in reversed(targets)}.values())[::-1]  # first target per prefix
     completions = rollouts_from_prefixes(backend, [t.prefix for t in targets], n, max_tokens=max_tokens,
                                          temperature=temperature, seed=seed)
     rows: list[dict[str, Any]] = []

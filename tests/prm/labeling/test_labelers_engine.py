@@ -32,7 +32,8 @@ def test_mc_then_omegaprm_label_real_solutions_through_one_cache(vllm_backend, t
     mc = get_labeler("mc", MCConfig(n_rollouts=2)).label(to_label, sampler)
     n_steps = sum(len(s.steps) for s in to_label)
     assert len(mc.labels) == n_steps
-    assert mc.cost_rollouts == 2 * n_steps and mc.cost_tokens > 0
+    prefixes = {s.target(k).prefix_hash for s in to_label for k in range(len(s.steps))}
+    assert mc.cost_rollouts == 2 * len(prefixes) and mc.cost_tokens > 0  # a shared prefix is paid once
     validate_rows("step_labels", STEP_LABELS, [{**r, "run_id": "t", "created_at": 0, "source": "s", "day": "d"}
                                                for r in mc.rows()])
     fresh_after_mc = sampler.fresh_rollouts
