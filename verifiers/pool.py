@@ -19,10 +19,12 @@ import atexit
 import contextlib
 import importlib
 import multiprocessing as mp
+import os
+import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -109,11 +111,28 @@ def _worker_main(conn: Connection, memory_limit_mb: int | None) -> None:
                 conn.send(("error", f"{type(exc).__name__}: {exc}"[:500]))
 
 
+@contextlib.contextmanager
+def _no_phantom_main() -> Iterator[None]:
+    """Hide ``__main__.__file__`` while starting a worker when it names no file (stdin, ``python -c``,
+    notebooks): forkserver/spawn children re-import it by path and would die before serving."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    phantom = path is not None and getattr(main, "__spec__", None) is None and not os.path.isfile(path)
+    if phantom:
+        del main.__file__
+    try:
+        yield
+    finally:
+        if phantom:
+            main.__file__ = path
+
+
 class _Worker:
     def __init__(self, ctx: Any, memory_limit_mb: int | None) -> None:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, memory_limit_mb), daemon=True)
-        self.proc.start()
+        with _no_phantom_main():
+            self.proc.start()
         child.close()
 
     def kill(self) -> None:

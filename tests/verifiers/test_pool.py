@@ -66,3 +66,14 @@ def test_logic_steps_through_the_pool() -> None:
 def test_config_rejects_nonsense(kwargs: dict[str, int]) -> None:
     with pytest.raises(ValueError, match="must be >= 1"):
         PoolConfig(**kwargs)
+
+
+def test_pool_works_from_python_c_and_stdin_scripts() -> None:
+    """Workers must not try to re-import a ``__main__`` that has no file (``python -c``, stdin, notebooks)."""
+    import subprocess
+    import sys
+
+    code = "from verifiers import check_steps; print([v.status for v in check_steps(['2+2=4', '2+2=5'])])"
+    for args, stdin in (([sys.executable, "-c", code], None), ([sys.executable, "-"], code)):
+        proc = subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=120)
+        assert proc.stdout.strip() == "['correct', 'incorrect']", proc.stderr[-1500:]
