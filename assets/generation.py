@@ -48,7 +48,7 @@ class SolutionsConfig(dg.Config):
 
     n_samples: int = 4  # solutions per problem; both outcomes per problem is what labels need
     temperature: float = 1.0  # the policy's own distribution
-    max_tokens: int = 768  # a char-level 8-step chain solution is ~500 characters
+    max_tokens: int = 768  # char-level tokens: an 8-step chain solution is ~500, a word-problem one ~120
     seed: int = 0
 
 
