@@ -47,7 +47,8 @@ ui: $(STAMP)
 bench: $(STAMP)
 	mkdir -p benchmarks/results
 	for name in warehouse verifiers generation labeling; do \
-		$(PY) benchmarks/$$name.py | tee benchmarks/results/$$name.log || exit 1; done
+		$(PY) benchmarks/$$name.py > benchmarks/results/$$name.log || exit 1; \
+		tail -n 1 benchmarks/results/$$name.log; done
 
 clean-data:
 	rm -rf data/warehouse
