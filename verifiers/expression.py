@@ -18,8 +18,10 @@ Grammar (``^`` binds right, unary minus binds looser than ``^`` so ``-2^2 == -4`
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from verifiers.constants import MAX_EXPONENT, MAX_NESTING_DEPTH, MAX_NUMBER_DIGITS, MAX_VALUE_BITS
 
@@ -118,11 +120,34 @@ def _check_size(value: Fraction) -> Fraction:
     return value
 
 
-class _Parser:
-    def __init__(self, tokens: list[Token]) -> None:
-        self.tokens = tokens
+class PrecedenceParser:
+    """The whitelist grammar shared by the exact (Fraction) and the SymPy evaluators::
+
+        expr    := term (("+" | "-") term)*
+        term    := unary (("*" | "/" | "//") unary | implicit-product)*
+        unary   := ("+" | "-") unary | power
+        power   := postfix ("^" unary)?
+        postfix := primary "%"*
+
+    Subclasses say what values are: :meth:`primary`, :meth:`binary`, :meth:`pow`, :meth:`guard` (a size
+    check after each operation) and which token kinds start an implicit product (``2(3)``; ``2x`` in SymPy).
+    """
+
+    IMPLICIT: frozenset[str] = frozenset({"LP"})
+
+    def __init__(self, tokens: Sequence[Token]) -> None:
+        self.tokens = list(tokens)
         self.pos = 0
         self.depth = 0
+
+    def parse(self) -> Any:
+        """The value of the whole token list; raises :class:`ExpressionError`."""
+        if not self.tokens:
+            raise ExpressionError("empty expression")
+        value = self.expr()
+        if self.pos != len(self.tokens):
+            raise ExpressionError(f"unexpected {self.tokens[self.pos].text!r}")
+        return value
 
     def peek(self) -> Token | None:
         return self.tokens[self.pos] if self.pos < len(self.tokens) else None
@@ -134,36 +159,33 @@ class _Parser:
         self.pos += 1
         return tok
 
-    def expr(self) -> Fraction:
+    def nest(self, delta: int) -> None:
+        self.depth += delta
+        if self.depth > MAX_NESTING_DEPTH:
+            raise ExpressionError(f"nesting deeper than {MAX_NESTING_DEPTH}")
+
+    def expr(self) -> Any:
         value = self.term()
         while (tok := self.peek()) is not None and tok.kind == "OP" and tok.text in "+-":
             self.pos += 1
             rhs = self.term()
-            value = _check_size(value + rhs if tok.text == "+" else value - rhs)
+            value = self.guard(value + rhs if tok.text == "+" else value - rhs)
         return value
 
-    def term(self) -> Fraction:
+    def term(self) -> Any:
         value = self.unary()
         while (tok := self.peek()) is not None:
             if tok.kind == "OP" and tok.text in ("*", "/", "//"):
                 self.pos += 1
-                rhs = self.unary()
-                if tok.text != "*" and rhs == 0:
-                    raise ExpressionError("division by zero")
-                if tok.text == "//":  # Python floor division, as in GSM8K's calculator annotations
-                    value = Fraction(value // rhs)
-                else:
-                    value = _check_size(value * rhs if tok.text == "*" else value / rhs)
-            elif tok.kind == "LP":
-                value = _check_size(value * self.postfix())
+                value = self.binary(tok.text, value, self.unary())
+            elif tok.kind in self.IMPLICIT:
+                value = self.guard(value * self.implicit_factor())
             else:
                 break
         return value
 
-    def unary(self) -> Fraction:
-        self.depth += 1
-        if self.depth > MAX_NESTING_DEPTH:
-            raise ExpressionError(f"nesting deeper than {MAX_NESTING_DEPTH}")
+    def unary(self) -> Any:
+        self.nest(1)
         tok = self.peek()
         if tok is not None and tok.kind == "OP" and tok.text in "+-":
             self.pos += 1
@@ -171,24 +193,52 @@ class _Parser:
             value = -value if tok.text == "-" else value
         else:
             value = self.power()
-        self.depth -= 1
+        self.nest(-1)
         return value
 
-    def power(self) -> Fraction:
+    def power(self) -> Any:
         base = self.postfix()
         tok = self.peek()
         if tok is None or tok.kind != "OP" or tok.text != "^":
             return base
         self.pos += 1
-        exponent = self.unary()
-        return _power(base, exponent)
+        return self.pow(base, self.unary())
 
-    def postfix(self) -> Fraction:
+    def postfix(self) -> Any:
         value = self.primary()
         while (tok := self.peek()) is not None and tok.kind == "PCT":
             self.pos += 1
             value = value / 100
         return value
+
+    def bracket(self) -> Any:
+        """The expression inside brackets whose opening token was just taken."""
+        self.nest(1)
+        value = self.expr()
+        if self.take().kind != "RP":
+            raise ExpressionError("unbalanced brackets")
+        self.nest(-1)
+        return value
+
+    def implicit_factor(self) -> Any:
+        return self.postfix()
+
+    # --- what values are: the subclass's part ---------------------------------------------------
+    def primary(self) -> Any:
+        raise NotImplementedError
+
+    def binary(self, op: str, lhs: Any, rhs: Any) -> Any:
+        raise NotImplementedError
+
+    def pow(self, base: Any, exponent: Any) -> Any:
+        raise NotImplementedError
+
+    def guard(self, value: Any) -> Any:
+        return value
+
+
+class _Parser(PrecedenceParser):
+    """Exact rational arithmetic with :class:`~fractions.Fraction`, size-checked after every operation."""
 
     def primary(self) -> Fraction:
         tok = self.take()
@@ -196,15 +246,21 @@ class _Parser:
             assert tok.value is not None
             return tok.value
         if tok.kind == "LP":
-            self.depth += 1
-            if self.depth > MAX_NESTING_DEPTH:
-                raise ExpressionError(f"nesting deeper than {MAX_NESTING_DEPTH}")
-            value = self.expr()
-            if self.take().kind != "RP":
-                raise ExpressionError("unbalanced brackets")
-            self.depth -= 1
-            return value
+            return self.bracket()
         raise ExpressionError(f"unexpected {tok.text!r}")
+
+    def binary(self, op: str, lhs: Fraction, rhs: Fraction) -> Fraction:
+        if op != "*" and rhs == 0:
+            raise ExpressionError("division by zero")
+        if op == "//":  # Python floor division, as in GSM8K's calculator annotations
+            return Fraction(lhs // rhs)
+        return _check_size(lhs * rhs if op == "*" else lhs / rhs)
+
+    def pow(self, base: Fraction, exponent: Fraction) -> Fraction:
+        return _power(base, exponent)
+
+    def guard(self, value: Fraction) -> Fraction:
+        return _check_size(value)
 
 
 def _power(base: Fraction, exponent: Fraction) -> Fraction:
@@ -230,10 +286,4 @@ def evaluate(tokens: list[Token]) -> Fraction:
     >>> evaluate(tokenize("-2^2 + 50%"))
     Fraction(-7, 2)
     """
-    if not tokens:
-        raise ExpressionError("empty expression")
-    parser = _Parser(tokens)
-    value = parser.expr()
-    if parser.pos != len(tokens):
-        raise ExpressionError(f"unexpected {tokens[parser.pos].text!r}")
-    return value
+    return _Parser(tokens).parse()

@@ -23,10 +23,9 @@ from typing import Any
 from verifiers.constants import (
     DEFAULT_STEP_TIMEOUT_S,
     MAX_EXPONENT,
-    MAX_NESTING_DEPTH,
     MAX_VALUE_BITS,
 )
-from verifiers.expression import ExpressionError, Token, _power, tokenize
+from verifiers.expression import ExpressionError, PrecedenceParser, Token, _power, tokenize
 from verifiers.verdict import StepVerdict
 
 __all__ = ["CONSTANTS", "FUNCTIONS", "check_symbolic", "check_symbolic_equations", "symbolic_equations",
@@ -110,83 +109,30 @@ def _guard(value: Any) -> Any:
     return value
 
 
-class _Builder:
-    """The grammar of :mod:`verifiers.expression` plus ``FUNC primary``, CONST, VAR and implicit
-    multiplication before a bracket, function, constant or variable (``2x``, ``3\\pi``, ``2\\sqrt(2)``)."""
+class _Builder(PrecedenceParser):
+    """The grammar of :mod:`verifiers.expression` building SymPy objects, plus ``FUNC primary``, CONST, VAR
+    and implicit multiplication before a bracket, function, constant or variable (``2x``, ``3\\pi``)."""
+
+    IMPLICIT = frozenset({"LP", "FUNC", "CONST", "VAR"})
 
     def __init__(self, tokens: Sequence[Token]) -> None:
+        super().__init__(tokens)
         self.sp = _sympy()
         self.funcs: dict[str, Callable[[Any], Any]] = {"sqrt": self.sp.sqrt, "sin": self.sp.sin, "cos": self.sp.cos,
                                                        "tan": self.sp.tan, "ln": self.sp.log, "exp": self.sp.exp}
-        self.tokens, self.pos, self.depth = list(tokens), 0, 0
 
-    def build(self) -> Any:
-        if not self.tokens:
-            raise ExpressionError("empty expression")
-        value = self.expr()
-        if self.pos != len(self.tokens):
-            raise ExpressionError(f"unexpected {self.tokens[self.pos].text!r}")
-        return value
+    def guard(self, value: Any) -> Any:
+        return _guard(value)
 
-    def peek(self) -> Token | None:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+    def implicit_factor(self) -> Any:
+        return self.power()
 
-    def take(self) -> Token:
-        tok = self.peek()
-        if tok is None:
-            raise ExpressionError("expression ends early")
-        self.pos += 1
-        return tok
-
-    def nest(self, delta: int) -> None:
-        self.depth += delta
-        if self.depth > MAX_NESTING_DEPTH:
-            raise ExpressionError(f"nesting deeper than {MAX_NESTING_DEPTH}")
-
-    def expr(self) -> Any:
-        value = self.term()
-        while (tok := self.peek()) is not None and tok.kind == "OP" and tok.text in "+-":
-            self.pos += 1
-            rhs = self.term()
-            value = _guard(value + rhs if tok.text == "+" else value - rhs)
-        return value
-
-    def term(self) -> Any:
-        value = self.unary()
-        while (tok := self.peek()) is not None:
-            if tok.kind == "OP" and tok.text in ("*", "/"):
-                self.pos += 1
-                rhs = self.unary()
-                if tok.text == "/" and rhs.is_zero:
-                    raise ExpressionError("division by zero")
-                value = _guard(value * rhs if tok.text == "*" else value / rhs)
-            elif tok.kind in ("LP", "FUNC", "CONST", "VAR"):
-                value = _guard(value * self.power())
-            elif tok.kind == "OP" and tok.text == "//":
-                raise ExpressionError("floor division outside plain arithmetic")
-            else:
-                break
-        return value
-
-    def unary(self) -> Any:
-        self.nest(1)
-        tok = self.peek()
-        if tok is not None and tok.kind == "OP" and tok.text in "+-":
-            self.pos += 1
-            value = self.unary()
-            value = -value if tok.text == "-" else value
-        else:
-            value = self.power()
-        self.nest(-1)
-        return value
-
-    def power(self) -> Any:
-        base = self.postfix()
-        tok = self.peek()
-        if tok is None or tok.kind != "OP" or tok.text != "^":
-            return base
-        self.pos += 1
-        return self.pow(base, self.unary())
+    def binary(self, op: str, lhs: Any, rhs: Any) -> Any:
+        if op == "//":
+            raise ExpressionError("floor division outside plain arithmetic")
+        if op == "/" and rhs.is_zero:
+            raise ExpressionError("division by zero")
+        return _guard(lhs * rhs if op == "*" else lhs / rhs)
 
     def pow(self, base: Any, exponent: Any) -> Any:
         if not exponent.is_Rational:
@@ -205,25 +151,13 @@ class _Builder:
                 raise ExpressionError(f"power exceeds {MAX_VALUE_BITS} bits")
         return _guard(self.sp.Pow(base, exponent))
 
-    def postfix(self) -> Any:
-        value = self.primary()
-        while (tok := self.peek()) is not None and tok.kind == "PCT":
-            self.pos += 1
-            value = value / 100
-        return value
-
     def primary(self) -> Any:
         tok = self.take()
         if tok.kind == "NUM":
             assert tok.value is not None
             return self.sp.Rational(tok.value.numerator, tok.value.denominator)
         if tok.kind == "LP":
-            self.nest(1)
-            value = self.expr()
-            if self.take().kind != "RP":
-                raise ExpressionError("unbalanced brackets")
-            self.nest(-1)
-            return value
+            return self.bracket()
         if tok.kind == "CONST":
             return self.sp.pi
         if tok.kind == "VAR":
@@ -286,7 +220,7 @@ def check_symbolic_equations(equations: Sequence[Any]) -> StepVerdict:
             skipped.append(f"{eq}: {eq.problem}")
             continue
         try:
-            lhs, rhs = _Builder(eq.lhs).build(), _Builder(eq.rhs).build()
+            lhs, rhs = _Builder(eq.lhs).parse(), _Builder(eq.rhs).parse()
             status, detail = _decide(eq, lhs, rhs)
         except (ExpressionError, ArithmeticError, ValueError, TypeError, RecursionError) as exc:
             skipped.append(f"{eq}: {exc}"[:500])
