@@ -133,13 +133,7 @@ class Warehouse:
 
     def read(self, table: str) -> pa.Table:
         """All rows of ``table`` as Arrow, partition columns included (empty table if none)."""
-        files = self.files(table)
-        if not files:
-            return self.schema(table).empty_table()
-        return pa.concat_tables(
-            [_with_partition(pq.read_table(p), p).select(self.schema(table).names) for p in files],
-            promote_options="default",
-        )
+        return self._read_files(table, self.files(table))
 
     def delete_partition(self, table: str, source: str, day: str, writer: str | None = None) -> list[Path]:
         """Remove the committed files of one partition (only ``writer``'s when given); returns them."""
@@ -154,9 +148,14 @@ class Warehouse:
         """Rows of one (source, day) partition of ``table`` (empty table if none)."""
         folder = self.partition_dir(table, source, day)
         files = sorted(p for p in folder.glob("*.parquet") if not p.name.startswith(".")) if folder.exists() else []
+        return self._read_files(table, files)
+
+    def _read_files(self, table: str, files: list[Path]) -> pa.Table:
+        """``files`` of ``table`` as one Arrow table with the partition columns (empty table if none)."""
         if not files:
             return self.schema(table).empty_table()
-        return pa.concat_tables([_with_partition(pq.read_table(p), p).select(self.schema(table).names) for p in files],
+        names = self.schema(table).names
+        return pa.concat_tables([_with_partition(pq.read_table(p), p).select(names) for p in files],
                                 promote_options="default")
 
     def remove_stale_temp_files(self) -> list[Path]:
