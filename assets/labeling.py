@@ -34,6 +34,7 @@ class MCLabelsConfig(dg.Config):
 
     n_rollouts: int = 8  # rollouts per prefix; the `rollouts` asset already paid for some of them
     early_stop: bool = False  # stop at the first step whose MC is 0 (later steps labeled by convention)
+    monotone: bool = True  # step k is good when any prefix >= k reached gold; False = Math-Shepherd per prefix
     resume: bool = True  # skip solutions already labeled by this method (a killed run continues)
     seed: int = 2
     max_tokens: int = 768
@@ -46,7 +47,8 @@ def mc_labels(context: dg.AssetExecutionContext, config: MCLabelsConfig, warehou
     day, source = day_and_source(context)
     report = label_partition(
         warehouse.get(), "mc_early_stop" if config.early_stop else "mc",
-        MCConfig(n_rollouts=config.n_rollouts, early_stop=config.early_stop), generation.get, model=generation.model,
+        MCConfig(n_rollouts=config.n_rollouts, early_stop=config.early_stop, monotone=config.monotone),
+        generation.get, model=generation.model,
         source=source, day=day, run_id=context.run_id, prompt=lambda q: format_prompt(generation.model, q),
         resume=config.resume, seed=config.seed, max_tokens=config.max_tokens, progress=context.log.info)
     return dg.MaterializeResult(metadata=_metadata(report))

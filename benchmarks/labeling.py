@@ -37,8 +37,10 @@ from prm.labeling import (  # noqa: E402
     SolutionToLabel,
     audit_labels,
     backend_sampler,
+    f1_difference_ci,
     get_labeler,
     markdown_table,
+    predicted_first_errors,
 )
 from prm.models import format_prompt, load_tokenizer, model_cache_dir  # noqa: E402
 from prm.models.constants import ARITH_POLICY_NAME  # noqa: E402
@@ -52,14 +54,26 @@ MIN_STEPS = 8  # the issue asks for solutions of at least 8 steps
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default=ARITH_POLICY_NAME, help="policy name or folder (default: arith-policy)")
-    p.add_argument("--problems", type=int, default=48, help="8-op problems to generate")
+    p.add_argument("--problems", type=int, default=128, help="8-op problems to generate")
     p.add_argument("--samples", type=int, default=8, help="solutions sampled per problem")
-    p.add_argument("--max-solutions", type=int, default=48, help="cap on solutions labeled (up to half correct)")
+    p.add_argument("--max-solutions", type=int, default=128, help="cap on solutions labeled (up to half correct)")
     p.add_argument("--max-tokens", type=int, default=320, help="generation budget per solution and rollout")
     p.add_argument("--min-steps", type=int, default=MIN_STEPS, help="keep solutions with at least this many steps")
     p.add_argument("--rollouts", type=int, default=8, help="MC's N and OmegaPRM's k (rollouts per estimate)")
+    p.add_argument("--rollout-temperature", type=float, default=1.0,
+                   help="sampling temperature of MC/OmegaPRM rollouts (solutions are sampled at 1.0)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dump", type=Path, help="write per-solution truth and labels of every method (JSON lines)")
     return p.parse_args()
+
+
+def _spread(solutions: list[dict]) -> list[dict]:
+    """Round-robin over problems: every problem's first solution, then every problem's second, ..."""
+    by_problem: dict[str, list[dict]] = {}
+    for s in solutions:
+        by_problem.setdefault(s["problem_id"], []).append(s)
+    rank = {id(s): i for group in by_problem.values() for i, s in enumerate(group)}
+    return sorted(solutions, key=lambda s: rank[id(s)])  # stable: problem order kept within a round
 
 
 def main() -> None:
@@ -86,9 +100,11 @@ def main() -> None:
             steps_of.setdefault(row["solution_id"], []).append(row)
         eligible = [s for s in solutions if s["status"] == "ok" and s["n_steps"] >= args.min_steps
                     and s["first_error_truth"] is not None]
-        # ProcessBench F1 needs both kinds: up to half correct solutions, the rest wrong ones.
-        right = [s for s in eligible if s["first_error_truth"] < 0][: args.max_solutions // 2]
-        chosen = right + [s for s in eligible if s["first_error_truth"] >= 0][: args.max_solutions - len(right)]
+        # ProcessBench F1 needs both kinds: up to half correct solutions, the rest wrong ones, each taken
+        # round-robin over problems so a few problems with many samples do not dominate the audit.
+        right = _spread([s for s in eligible if s["first_error_truth"] < 0])[: args.max_solutions // 2]
+        wrong = _spread([s for s in eligible if s["first_error_truth"] >= 0])
+        chosen = right + wrong[: args.max_solutions - len(right)]
         to_label = [SolutionToLabel.from_rows(s, steps_of[s["solution_id"]],
                                               format_prompt(tokenizer, by_problem[s["problem_id"]]["question"]),
                                               by_problem[s["problem_id"]]["gold_answer"]) for s in chosen]
@@ -96,23 +112,41 @@ def main() -> None:
         truth_steps = [r for r in steps if r["solution_id"] in ids]
         print(json.dumps({"labeled_solutions": len(chosen), "steps": len(truth_steps),
                           "wrong_solutions": sum(s["first_error_truth"] >= 0 for s in chosen)}))
-        sampler = backend_sampler(backend, model=args.model, seed=args.seed, max_tokens=args.max_tokens)
+        sampler = backend_sampler(backend, model=args.model, seed=args.seed, max_tokens=args.max_tokens,
+                                  temperature=args.rollout_temperature)
         n = args.rollouts
-        methods = [("mc", MCConfig(n_rollouts=n)), ("mc_early_stop", MCConfig(n_rollouts=n, early_stop=True)),
-                   ("omegaprm", OmegaPRMConfig(k=n, screen=False)), ("omegaprm", OmegaPRMConfig(k=n))]
-        audits = {}
+        # The three the issue compares, then two reference lines: Math-Shepherd's per-prefix hard rule and
+        # the paper's screened OmegaPRM.
+        methods = [
+            ("mc", MCConfig(n_rollouts=n)),
+            ("mc_early_stop", MCConfig(n_rollouts=n, early_stop=True)),
+            ("omegaprm", OmegaPRMConfig(k=n, screen=False)),
+            ("mc_per_prefix", MCConfig(n_rollouts=n, monotone=False)),
+            ("omegaprm_screened", OmegaPRMConfig(k=n)),
+        ]
+        truth = {s["solution_id"]: s["first_error_truth"] for s in chosen}
+        audits, preds, dump = {}, {}, {sid: {"steps": list(sol.steps), "truth": truth[sid]}
+                                       for sid, sol in ((s.solution_id, s) for s in to_label)}
         for name, method_config in tqdm(methods, desc="labelers", file=sys.stderr):
             t0 = time.perf_counter()
+            key, name = name, name.removesuffix("_per_prefix").removesuffix("_screened")
             run = get_labeler(name, method_config).label(to_label, sampler)
-            row = audit_labels(name, run.labels, truth_steps, chosen, cost_rollouts=run.cost_rollouts,
-                               cost_tokens=run.cost_tokens)
-            key = name if name not in audits else f"{name}_screened"
-            audits[key] = row = replace(row, method=key)
+            audits[key] = row = replace(audit_labels(name, run.labels, truth_steps, chosen,
+                                                     cost_rollouts=run.cost_rollouts, cost_tokens=run.cost_tokens),
+                                        method=key)
+            preds[key] = predicted_first_errors(run.rows(), {s.solution_id: len(s.steps) for s in to_label})
+            for lb in run.labels:
+                dump[lb.solution_id].setdefault(key, {"first_error": preds[key][lb.solution_id], "mc": {}})
+                dump[lb.solution_id][key]["mc"][lb.step_idx] = lb.soft_label
             print(json.dumps({**asdict(row), "sampler_calls": run.sampler_calls,
                               "fresh_rollouts": len(run.new_rollouts), "seconds": round(time.perf_counter() - t0, 1),
                               **run.extra}))
+    if args.dump:
+        args.dump.write_text("".join(json.dumps({"solution_id": k, **v}) + "\n" for k, v in dump.items()))
     print(markdown_table(list(audits.values())), file=sys.stderr)
-    print(json.dumps({"total_seconds": round(time.perf_counter() - started, 1)}))
+    # Same solutions for every method: a paired bootstrap says whether an F1 gap is more than sampling noise.
+    gaps = {k: f1_difference_ci(preds[k], preds["mc"], truth) for k in ("mc_early_stop", "omegaprm")}
+    print(json.dumps({"f1_minus_mc": gaps, "total_seconds": round(time.perf_counter() - started, 1)}))
     summary = {k: {"rollouts_per_step": a.rollouts_per_step, "tokens_per_step": a.tokens_per_step,
                    "f1": a.processbench_f1} for k, a in audits.items() if k in ("mc", "mc_early_stop", "omegaprm")}
     print(json.dumps(summary))

@@ -84,11 +84,8 @@ def audit_labels(method: str, labels: Sequence[StepLabel | Mapping[str, Any]],
             truth_steps[s["solution_id"]][int(s["step_idx"])] = s.get("is_correct_truth")
     rows = [_as_row(lb) for lb in labels]
     hard: dict[str, dict[int, bool | None]] = defaultdict(dict)
-    stated_fe: dict[str, int] = {}
     for r in rows:
         hard[r["solution_id"]][int(r["step_idx"])] = r.get("hard_label")
-        if r.get("first_error") is not None:
-            stated_fe[r["solution_id"]] = int(r["first_error"])
     tp = fp = fn = right = judged = labeled = 0
     for sid, truth in truth_steps.items():
         for k, ok in truth.items():
@@ -101,26 +98,82 @@ def audit_labels(method: str, labels: Sequence[StepLabel | Mapping[str, Any]],
             tp += pred is False and not ok
             fp += pred is False and bool(ok)
             fn += pred is not False and not ok
-    fe_hits = fe_total = ok_hits = ok_total = 0
-    for sid, fe in truth_fe.items():
-        n = len(truth_steps.get(sid, {}))
-        pred_fe = stated_fe.get(sid, first_error_of([hard[sid].get(k) for k in range(n)]))
-        if fe >= 0:
-            fe_total += 1
-            fe_hits += pred_fe == fe
-        else:
-            ok_total += 1
-            ok_hits += pred_fe == -1
+    preds = predicted_first_errors(rows, {sid: len(truth_steps.get(sid, {})) for sid in truth_fe})
+    fe_acc, ok_acc = first_error_accuracies(preds, truth_fe)
     n_steps = sum(len(t) for t in truth_steps.values())
     rollouts = sum(int(r.get("cost_rollouts") or 0) for r in rows) if cost_rollouts is None else cost_rollouts
     tokens = sum(int(r.get("cost_tokens") or 0) for r in rows) if cost_tokens is None else cost_tokens
     precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
-    fe_acc, ok_acc = _ratio(fe_hits, fe_total), _ratio(ok_hits, ok_total)
     return AuditRow(method=method, n_solutions=len(truth_fe), n_steps=n_steps, step_accuracy=_ratio(right, judged),
                     step_f1=_f1(precision or 0.0, recall or 0.0) if tp + fp + fn else None,
                     first_error_acc=fe_acc, correct_acc=ok_acc, processbench_f1=_f1(fe_acc, ok_acc),
                     rollouts_per_step=_ratio(rollouts, n_steps), tokens_per_step=_ratio(tokens, n_steps),
                     coverage=_ratio(labeled, judged))
+
+
+def predicted_first_errors(rows: Sequence[Mapping[str, Any]], n_steps: Mapping[str, int]) -> dict[str, int | None]:
+    """Each solution's predicted first error (see the module conventions); ``n_steps`` = steps per solution.
+
+    >>> predicted_first_errors([{"solution_id": "a", "step_idx": 0, "hard_label": False}], {"a": 2, "b": 1})
+    {'a': 0, 'b': None}
+    """
+    hard: dict[str, dict[int, bool | None]] = defaultdict(dict)
+    stated: dict[str, int] = {}
+    for r in rows:
+        hard[r["solution_id"]][int(r["step_idx"])] = r.get("hard_label")
+        if r.get("first_error") is not None:
+            stated[r["solution_id"]] = int(r["first_error"])
+    return {sid: stated.get(sid, first_error_of([hard[sid].get(k) for k in range(n)])) for sid, n in n_steps.items()}
+
+
+def first_error_accuracies(preds: Mapping[str, int | None], truth: Mapping[str, int]) -> tuple[float | None, ...]:
+    """(first-error exact match on wrong solutions, acceptance of correct ones) over the ``truth`` ids.
+
+    >>> first_error_accuracies({"w": 2, "c": 0}, {"w": 2, "c": -1})
+    (1.0, 0.0)
+    """
+    wrong = [sid for sid, fe in truth.items() if fe >= 0]
+    right = [sid for sid, fe in truth.items() if fe < 0]
+    return (_ratio(sum(preds.get(s) == truth[s] for s in wrong), len(wrong)),
+            _ratio(sum(preds.get(s) == -1 for s in right), len(right)))
+
+
+def processbench_f1(preds: Mapping[str, int | None], truth: Mapping[str, int]) -> float | None:
+    """Harmonic mean of :func:`first_error_accuracies`; None when one kind of solution is missing."""
+    return _f1(*first_error_accuracies(preds, truth))
+
+
+def f1_difference_ci(preds_a: Mapping[str, int | None], preds_b: Mapping[str, int | None],
+                     truth: Mapping[str, int], *, n_boot: int = 2000, seed: int = 0) -> dict[str, float | None]:
+    """ProcessBench F1 of ``a`` minus ``b`` with a paired bootstrap 95% interval (solutions resampled
+    within the wrong and the correct group, so both stay present).
+
+    >>> truth = {"w1": 1, "w2": 2, "c": -1}
+    >>> f1_difference_ci({"w1": 1, "w2": 2, "c": -1}, {"w1": 1, "w2": 0, "c": -1}, truth, n_boot=200)["delta"]
+    0.333...
+    """
+    import random
+
+    delta = _diff(processbench_f1(preds_a, truth), processbench_f1(preds_b, truth))
+    groups = [[s for s, fe in truth.items() if fe >= 0], [s for s, fe in truth.items() if fe < 0]]
+    rng = random.Random(seed)
+    deltas = []
+    for _ in range(n_boot):
+        ids = [(i, rng.choice(g)) for g in groups for i in range(len(g))]
+        keys = {f"{i}/{sid}": sid for i, sid in ids}
+        sample_truth = {k: truth[sid] for k, sid in keys.items()}
+        d = _diff(processbench_f1({k: preds_a.get(sid) for k, sid in keys.items()}, sample_truth),
+                  processbench_f1({k: preds_b.get(sid) for k, sid in keys.items()}, sample_truth))
+        if d is not None:
+            deltas.append(d)
+    deltas.sort()
+    lo = deltas[int(0.025 * len(deltas))] if deltas else None
+    hi = deltas[min(len(deltas) - 1, int(0.975 * len(deltas)))] if deltas else None
+    return {"delta": delta, "ci_low": lo, "ci_high": hi}
+
+
+def _diff(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
 
 
 _COLUMNS = ("method", "n_solutions", "n_steps", "step_accuracy", "step_f1", "first_error_acc", "correct_acc",

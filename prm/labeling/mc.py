@@ -6,6 +6,12 @@ engine batches across questions. Options:
 * ``early_stop``: steps are estimated in order and a solution stops at its first step with MC = 0;
   later steps get ``hard_label=False`` with ``status='by_convention'`` (a prefix that cannot reach the
   answer stays unable to, the convention of ``prm.tasks.arithmetic.step_truth``).
+* ``monotone`` (default): a hard label follows the *latest* prefix that reached gold, so step ``k`` is
+  good when any prefix ``>= k`` reached it (a prefix that can still reach the answer holds no error yet,
+  OmegaPRM's binary-search premise). A few failed rollouts of a weak policy then no longer mark a good
+  early step bad. ``monotone=False`` is Math-Shepherd's per-prefix rule, ``hard = soft > 0``, which the
+  stored ``soft_label``/``n_correct`` also give back in SQL. Early stop sees no later prefix, so it is
+  per-prefix either way.
 * ``adaptive_round=k``: sample a step in rounds of ``k`` rollouts and stop as soon as one reaches gold.
   The hard label (MC > 0) is then decided with certainty, so it never differs from the fixed-N label;
   only steps still at MC = 0 go on to the full ``n_rollouts``. The price is a coarser soft label on
@@ -37,6 +43,7 @@ class MCConfig:
     n_rollouts: int = DEFAULT_N_ROLLOUTS  # rollouts per step prefix (Math-Shepherd's N = 8)
     early_stop: bool = False  # stop a solution at its first MC = 0 step; later steps False by convention
     adaptive_round: int | None = None  # None = fixed N; k = rounds of k, stop a step once one rollout is correct
+    monotone: bool = True  # hard label of step k = some prefix >= k reached gold; False = per prefix (Math-Shepherd)
 
     def __post_init__(self) -> None:
         if self.n_rollouts < 1:
@@ -131,10 +138,26 @@ class MCLabeler:
                                  status=STATUS_LABELED if n else STATUS_UNVERIFIABLE, n_rollouts=n,
                                  n_correct=st.n_correct, cost_rollouts=len(fresh),
                                  cost_tokens=sum(o.completion_tokens for o in fresh)))
+            if self.config.monotone:
+                _make_monotone(rows)
             first_error = first_error_of([r["hard_label"] for r in rows])
             labels += [StepLabel(solution_id=sol.solution_id, problem_id=sol.problem_id, step_idx=k, method=self.name,
                                  first_error=first_error, params_json=params, **row) for k, row in enumerate(rows)]
         return labels
+
+
+def _make_monotone(rows: list[dict]) -> None:
+    """Turn per-prefix hard labels True up to the last prefix that reached gold (unknown labels stay None).
+
+    >>> rows = [{"hard_label": h} for h in (False, True, False, False)]
+    >>> _make_monotone(rows); [r["hard_label"] for r in rows]
+    [True, True, False, False]
+    """
+    reached = False
+    for row in reversed(rows):
+        reached = reached or row["hard_label"] is True
+        if reached and row["hard_label"] is False:
+            row["hard_label"] = True
 
 
 def first_error_of(hard_labels: Sequence[bool | None]) -> int | None:

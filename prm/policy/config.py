@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass
 
 from prm.tasks.arithmetic import OPERATORS, STYLES
 
+OPS_MIXES = ("uniform", "proportional")
+
 
 @dataclass(frozen=True)
 class PolicyTrainConfig:
@@ -30,6 +32,10 @@ class PolicyTrainConfig:
     # --- data: gold demonstrations from prm.tasks.arithmetic ---
     min_ops: int = 1  # easiest problems in the mix
     max_ops: int = 8  # hardest; the product asks for 8-step chains
+    # "proportional": a problem with n ops is n times as likely as a 1-op one, so the step positions late
+    # in long problems (where this policy slips most) get training signal comparable to the early ones;
+    # "uniform": every n_ops equally likely (position 8 then appears in 1/8 of the examples).
+    ops_mix: str = "proportional"
     # Word problems with one `a op b = c` step per line: measured here, 300 s reach 73% on 2-step problems,
     # while the chain style's rewrite steps (copying the whole expression each line) stayed near 0% after 840 s.
     styles: tuple[str, ...] = ("word",)
@@ -51,6 +57,8 @@ class PolicyTrainConfig:
             raise ValueError("time_budget_s and max_steps must be > 0; they bound training")
         if not 1 <= self.min_ops <= self.max_ops:
             raise ValueError(f"need 1 <= min_ops <= max_ops, got {self.min_ops}..{self.max_ops}")
+        if self.ops_mix not in OPS_MIXES:
+            raise ValueError(f"ops_mix={self.ops_mix!r} must be one of {OPS_MIXES}")
         if not self.styles or set(self.styles) - set(STYLES):
             raise ValueError(f"styles={self.styles!r} must be a non-empty subset of {STYLES}")
         if set(self.operators) - set(OPERATORS):

@@ -25,16 +25,23 @@ def build_prompt(question: str) -> str:
 
 
 def training_problems(config: PolicyTrainConfig, n: int, seed: int) -> list[ArithmeticProblem]:
-    """``n`` problems mixing ``min_ops..max_ops`` and ``styles`` uniformly, shuffled, reproducible by seed.
+    """``n`` problems over ``min_ops..max_ops`` (mixed by ``config.ops_mix``) and ``styles``, shuffled,
+    reproducible by seed.
 
-    >>> ps = training_problems(PolicyTrainConfig(min_ops=1, max_ops=2), n=4, seed=0)
+    >>> ps = training_problems(PolicyTrainConfig(min_ops=1, max_ops=2, ops_mix="uniform"), n=4, seed=0)
     >>> sorted(p.n_ops for p in ps)
     [1, 1, 2, 2]
+    >>> ps = training_problems(PolicyTrainConfig(min_ops=1, max_ops=2), n=6, seed=0)
+    >>> sorted(p.n_ops for p in ps)
+    [1, 1, 2, 2, 2, 2]
     """
     buckets = [(ops, style) for ops in range(config.min_ops, config.max_ops + 1) for style in config.styles]
+    weights = [ops if config.ops_mix == "proportional" else 1 for ops, _ in buckets]
+    shares = [n * w // sum(weights) for w in weights]
+    for i in range(n - sum(shares)):  # the rounding remainder goes to the first buckets
+        shares[i % len(shares)] += 1
     problems: list[ArithmeticProblem] = []
-    for i, (ops, style) in enumerate(buckets):
-        share = n // len(buckets) + (1 if i < n % len(buckets) else 0)
+    for i, ((ops, style), share) in enumerate(zip(buckets, shares, strict=True)):
         task = ArithmeticConfig(n_ops=ops, operators=config.operators, max_value=config.max_value, style=style)
         problems += generate_problems(share, task, seed=seed * 1000 + i)
     random.Random(seed).shuffle(problems)

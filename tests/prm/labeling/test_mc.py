@@ -87,3 +87,17 @@ def test_skip_and_rows_match_step_labels_schema(oracle_cls, sampler_of, solution
 def test_config_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
         MCConfig(**kwargs)
+
+
+@pytest.mark.parametrize("monotone, hard, first_error", [(True, [True, True, False, False], 2),
+                                                          (False, [False, True, False, False], 0)])
+def test_monotone_hard_labels_follow_the_latest_prefix_that_reached_gold(oracle_cls, sampler_of, solution,
+                                                                         monotone, hard, first_error):
+    # a weak policy: every rollout from step 0 fails although step 1's prefix still reaches gold
+    oracle = oracle_cls(pattern=(True,), mc_overrides={("ok",): (False,), ("ok", "ok", "ok"): (False,)})
+    run = MCLabeler(MCConfig(n_rollouts=4, monotone=monotone)).label([solution("a", "p", ["ok"] * 3 + ["bad"])],
+                                                                     sampler_of(oracle))
+    labels = _by_step(run, "a")
+    assert [labels[k].hard_label for k in range(4)] == hard
+    assert [labels[k].soft_label for k in range(4)] == [0.0, 1.0, 0.0, 0.0]  # raw MC either way
+    assert labels[0].first_error == first_error
