@@ -3,16 +3,19 @@
 Run: ``.venv/bin/python benchmarks/labeling.py`` (needs the warm-started policy ``models/arith-policy``;
 this script never trains it). Generates 8-operation arithmetic problems of the policy's training
 distribution (PolicyTrainConfig: style, operators, operand range), samples policy solutions, keeps
-those with at least 8 steps, labels them with each method through ONE shared rollout cache (costs count
-rollouts used, cached or not, so sharing saves wall time without flattering any method), then audits
-against exact truth. The last stdout line is one JSON object
-``{"mc": {...}, "mc_early_stop": {...}, "omegaprm": {...}}`` with ``rollouts_per_step``,
-``tokens_per_step`` and ``f1`` (ProcessBench F1) each.
+those with at least 8 steps (round-robin over problems, up to half of them correct), labels them with
+each method through ONE shared rollout cache (costs count rollouts used, cached or not, so sharing saves
+wall time without flattering any method), then audits against exact truth. The last stdout line is one
+JSON object ``{"mc": {...}, "mc_early_stop": {...}, "omegaprm": {...}}`` with ``rollouts_per_step``,
+``tokens_per_step`` and ``f1`` (ProcessBench F1) each; the line before it holds each method's F1 minus
+MC's with a paired-bootstrap 95% interval, which says whether a gap is more than sampling noise.
 Target: OmegaPRM at most 50% of full MC's rollouts with F1 no more than 0.05 below MC's.
 
-OmegaPRM runs with ``screen=False``: the paper screens out questions whose root rollouts are all right
-or all wrong (a training-data choice), which would leave the wrong solutions of hard questions without
-a first error; the screened paper default is printed as an extra line for reference.
+``mc`` is the labeler's default (monotone hard labels). Two reference lines are printed besides:
+``mc_per_prefix`` (Math-Shepherd's per-prefix hard rule on the same rollouts) and ``omegaprm_screened``
+(the paper's question screening, which drops questions whose sampled solutions are all right or all
+wrong and so leaves the wrong solutions of hard questions without a first error; the compared
+``omegaprm`` runs with ``screen=False``).
 """
 
 from __future__ import annotations

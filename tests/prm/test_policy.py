@@ -82,14 +82,18 @@ def test_encode_example_trains_on_the_solution_and_eos_only() -> None:
     assert tokenizer.decode(example["input_ids"][n_prompt:-1]) == problem.gold_solution()
 
 
-def test_training_problems_mix_difficulties_and_styles() -> None:
-    config = PolicyTrainConfig(min_ops=2, max_ops=4, styles=("chain", "word"))
-    problems = training_problems(config, n=60, seed=0)
+@pytest.mark.parametrize("ops_mix, per_bucket", [("uniform", {2: 10, 3: 10, 4: 10}),
+                                                  ("proportional", {2: 6, 3: 9, 4: 12})])
+def test_training_problems_mix_difficulties_and_styles(ops_mix, per_bucket) -> None:
+    config = PolicyTrainConfig(min_ops=2, max_ops=4, styles=("chain", "word"), ops_mix=ops_mix)
+    n = 60 if ops_mix == "uniform" else 54  # proportional: weights 2:3:4 in each style, 54 * 2/18 = 6
+    problems = training_problems(config, n=n, seed=0)
     counts = {(ops, style): 0 for ops in (2, 3, 4) for style in ("chain", "word")}
     for p in problems:
         counts[(p.n_ops, p.style)] += 1
-    assert set(counts.values()) == {10}
-    assert training_problems(config, n=60, seed=0) == problems
+    assert len(problems) == n
+    assert {ops: counts[(ops, "chain")] for ops in (2, 3, 4)} == per_bucket
+    assert training_problems(config, n=n, seed=0) == problems
 
 
 def test_pad_collator_masks_padding() -> None:
