@@ -47,13 +47,15 @@ def problems_gold_answers(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     return _result(wc.CheckOutcome(bad == 0, desc, {"rows": rows, "bad": bad}))
 
 
-def orphan_check(asset: dg.AssetsDefinition, child: str, parent: str, key: str) -> dg.AssetChecksDefinition:
-    """Blocking: every ``child.key`` has its ``parent`` row (no steps without solutions, ...)."""
+def orphan_check(asset: dg.AssetsDefinition, child: str, parent: str, key: str,
+                 where: str | None = None) -> dg.AssetChecksDefinition:
+    """Blocking: every ``child.key`` (of the rows ``where`` selects: the asset's own) has its ``parent`` row."""
 
     @dg.asset_check(asset=asset, name=f"{child}_have_{parent}", blocking=True,
-                    description=f"Every {child} row refers to an existing {parent} row ({key}).")
+                    description=f"Every {child} row{f' with {where}' if where else ''} refers to an existing "
+                    f"{parent} row ({key}).")
     def check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-        return _result(wc.no_orphans(warehouse.get(), child, parent, key))
+        return _result(wc.no_orphans(warehouse.get(), child, parent, key, where))
 
     return check
 
@@ -114,10 +116,11 @@ CHECKS = [
     *table_checks(rollouts, "rollouts"),
     orphan_check(rollouts, "rollouts", "solutions", "solution_id"),
     *table_checks(mc_labels, "step_labels"),
-    orphan_check(mc_labels, "step_labels", "solutions", "solution_id"),
+    orphan_check(mc_labels, "step_labels", "solutions", "solution_id", "method IN ('mc', 'mc_early_stop')"),
     label_range_check(mc_labels),
     label_balance_check(mc_labels, "mc"),
     *table_checks(omegaprm_labels, "step_labels"),
+    orphan_check(omegaprm_labels, "step_labels", "solutions", "solution_id", "method = 'omegaprm'"),
     label_range_check(omegaprm_labels),
     label_balance_check(omegaprm_labels, "omegaprm"),
     *table_checks(label_audit, "label_audit"),

@@ -70,7 +70,7 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
         backend = generation.get()
         context.log.info(f"sampling {config.n_samples} solutions for {len(sampled)} problems with {generation.model}")
         more_sols, more_steps, stats = sample_solution_rows(
-            backend, sampled, lambda q: format_prompt(backend.info.model, q), model=generation.model,
+            backend, sampled, lambda q: format_prompt(backend.info.model, q), model=generation.model_version(),
             n=config.n_samples, seed=config.seed, max_tokens=config.max_tokens, temperature=config.temperature)
         sols, steps = sols + more_sols, steps + more_steps
     kw = {"source": source, "day": day, "run_id": context.run_id, "replace": True}
@@ -137,7 +137,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutsConfig, warehous
         prompt = format_prompt(backend.info.model, problem["question"])
         targets += rollout_targets(s, split_steps(s["text"]), prompt, problem["gold_answer"])
     context.log.info(f"{config.n_rollouts} rollouts from each of {len(targets)} step prefixes")
-    rows = rollout_rows(backend, targets, config.n_rollouts, model=generation.model, seed=config.seed,
+    rows = rollout_rows(backend, targets, config.n_rollouts, model=generation.model_version(), seed=config.seed,
                         max_tokens=config.max_tokens, temperature=config.temperature)
     wh.write("rollouts", rows, source=source, day=day, run_id=context.run_id, writer="rollouts", replace=True)
     curve: dict[int, list[bool]] = defaultdict(list)

@@ -48,7 +48,7 @@ def mc_labels(context: dg.AssetExecutionContext, config: MCLabelsConfig, warehou
     report = label_partition(
         warehouse.get(), "mc_early_stop" if config.early_stop else "mc",
         MCConfig(n_rollouts=config.n_rollouts, early_stop=config.early_stop, monotone=config.monotone),
-        generation.get, model=generation.model,
+        generation.get, model=generation.model_version(),
         source=source, day=day, run_id=context.run_id, prompt=lambda q: format_prompt(generation.model, q),
         resume=config.resume, seed=config.seed, max_tokens=config.max_tokens, progress=context.log.info)
     return dg.MaterializeResult(metadata=_metadata(report))
@@ -78,8 +78,8 @@ def omegaprm_labels(context: dg.AssetExecutionContext, config: OmegaPRMLabelsCon
     omega = OmegaPRMConfig(alpha=config.alpha, beta=config.beta, length_tokens=config.length_tokens,
                            c_puct=config.c_puct, k=config.k, max_searches=config.max_searches, screen=config.screen)
     report = label_partition(
-        warehouse.get(), "omegaprm", omega, generation.get, model=generation.model, source=source, day=day,
-        run_id=context.run_id, prompt=lambda q: format_prompt(generation.model, q), resume=config.resume,
+        warehouse.get(), "omegaprm", omega, generation.get, model=generation.model_version(), source=source,
+        day=day, run_id=context.run_id, prompt=lambda q: format_prompt(generation.model, q), resume=config.resume,
         seed=config.seed, max_tokens=config.max_tokens, progress=context.log.info)
     return dg.MaterializeResult(metadata=_metadata(report))
 

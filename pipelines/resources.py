@@ -10,6 +10,7 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from prm.generation import GenerationBackend, GenerationConfig, make_backend
+from prm.models import model_version
 from warehouse import Warehouse, default_root
 
 INBOX_ENV = "PRM_INBOX"
@@ -49,6 +50,13 @@ class GenerationResource(dg.ConfigurableResource):
     max_model_len: int = 2048  # question + solution tokens
 
     _backend: Any = PrivateAttr(default=None)
+    _version: str | None = PrivateAttr(default=None)
+
+    def model_version(self) -> str:
+        """The model name plus a digest of its local weights: the ``model`` column of rows it produces."""
+        if self._version is None:
+            self._version = model_version(self.model)
+        return self._version
 
     def config(self) -> GenerationConfig:
         return GenerationConfig(backend=self.backend, model=self.model, base_url=self.base_url, seed=self.seed,

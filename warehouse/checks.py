@@ -59,11 +59,13 @@ def ids_unique(wh: Warehouse, table: str) -> CheckOutcome:
     return CheckOutcome(dupes == 0, desc, {"rows": rows, "duplicate_keys": dupes})
 
 
-def no_orphans(wh: Warehouse, child: str, parent: str, key: str) -> CheckOutcome:
-    """Every ``child.key`` exists in ``parent`` (e.g. no steps without their solution)."""
+def no_orphans(wh: Warehouse, child: str, parent: str, key: str, where: str | None = None) -> CheckOutcome:
+    """Every ``child.key`` (of the rows matching ``where``, a SQL filter on ``child``) exists in ``parent``
+    (e.g. no steps without their solution)."""
     con = connect(wh.root)
     (orphans,) = con.execute(
         f"SELECT count(*) FROM {child} c WHERE NOT EXISTS (SELECT 1 FROM {parent} p WHERE p.{key} = c.{key})"
+        + (f" AND ({where})" if where else "")
     ).fetchall()[0]
     desc = f"every {child}.{key} is in {parent}" if not orphans else f"{orphans} {child} rows have no {parent} row"
     return CheckOutcome(orphans == 0, desc, {"orphans": orphans})

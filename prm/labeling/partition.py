@@ -81,13 +81,17 @@ def label_partition(
     ``backend`` is called (to start the engine) only when there is something to label.
     Rollouts already in the warehouse for this policy are reused (never paid twice). With ``resume``,
     solutions already labeled by ``method`` are skipped, so a killed run continues where it stopped;
-    without it, the method's earlier labels of the partition are removed first.
+    without it, the method's earlier labels of the partition are removed first. They are removed too when
+    any of them is stale (see :func:`current_labels`): resuming over re-sampled solutions would keep labels
+    of texts that no longer exist.
     """
-    if not resume:
-        wh.delete_partition("step_labels", source, day, writer=method)
-    done = {r["solution_id"] for r in wh.read_partition("step_labels", source, day).to_pylist()
-            if r["method"] == method}
     solutions = solutions_to_label(wh, source, day, prompt)
+    done = current_labels(wh, method, source, day)
+    if not resume or done is None:  # asked to start over, or the labels describe solutions since re-sampled
+        wh.delete_partition("step_labels", source, day, writer=method)
+        if done is None:  # and the rollouts this method drew for solutions that no longer exist
+            wh.delete_partition("rollouts", source, day, writer=method)
+        done = set()
     if not [s for s in solutions if s.solution_id not in done]:
         return PartitionLabelReport(method=method, labeled_solutions=0, skipped_solutions=len(done), labels=0,
                                     new_rollouts=0, cost_rollouts=0, cost_tokens=0,
@@ -116,6 +120,21 @@ def label_partition(
         method=method, labeled_solutions=totals["solutions"], skipped_solutions=len(done), labels=totals["labels"],
         new_rollouts=totals["new_rollouts"], cost_rollouts=totals["cost_rollouts"],
         cost_tokens=totals["cost_tokens"], audit=audit_partition(wh, method, source, day), label_balance=dict(balance))
+
+
+def current_labels(wh: Warehouse, method: str, source: str, day: str) -> set[str] | None:
+    """Ids of solutions ``method`` already labeled in the partition; None when a label is stale: its
+    solution is gone or was re-written after it (the ``solutions`` asset replaces a partition, and a
+    sample id can then carry a new text)."""
+    written = {s["solution_id"]: s["created_at"] for s in wh.read_partition("solutions", source, day).to_pylist()}
+    done: set[str] = set()
+    for r in wh.read_partition("step_labels", source, day).to_pylist():
+        if r["method"] != method:
+            continue
+        if r["solution_id"] not in written or r["created_at"] < written[r["solution_id"]]:
+            return None
+        done.add(r["solution_id"])
+    return done
 
 
 def audit_partition(wh: Warehouse, method: str, source: str, day: str) -> AuditRow | None:

@@ -2,6 +2,6 @@
 
 from prm.models.cache import model_cache_dir
 from prm.models.prompts import format_prompt, load_tokenizer
-from prm.models.registry import REGISTERED_MODELS, resolve_model
+from prm.models.registry import REGISTERED_MODELS, model_version, resolve_model
 
-__all__ = ["REGISTERED_MODELS", "format_prompt", "load_tokenizer", "model_cache_dir", "resolve_model"]
+__all__ = ["REGISTERED_MODELS", "format_prompt", "load_tokenizer", "model_cache_dir", "model_version", "resolve_model"]

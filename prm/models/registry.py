@@ -12,6 +12,7 @@ Names, in the order they are tried:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -48,6 +49,34 @@ def resolve_model(name: str | Path) -> Path | str:
             "nor a hub id of the form 'org/name'; fix the name or create the folder"
         )
     return text
+
+
+_WEIGHT_GLOBS = ("*.safetensors", "*.bin", "*.gguf")
+_EDGE_BYTES = 1 << 20  # bytes read from each end of a weight file: retrained weights differ there too
+
+
+def model_version(name: str | Path) -> str:
+    """``name@<12 hex>`` for a model that resolves to a local folder, ``name`` unchanged otherwise.
+
+    The digest covers ``config.json`` and each weight file's name, size, first and last MiB, so a policy
+    retrained under the same name gets a new version and rows of the old one (rollouts, solutions) are
+    never mistaken for its own. Hub ids pass through: pin a revision in the id to version them.
+
+    >>> model_version("HuggingFaceTB/SmolLM2-135M-Instruct")
+    'HuggingFaceTB/SmolLM2-135M-Instruct'
+    """
+    resolved = resolve_model(name)
+    if not isinstance(resolved, Path):
+        return str(name)
+    digest = hashlib.sha1((resolved / "config.json").read_bytes())
+    for weights in sorted(p for pattern in _WEIGHT_GLOBS for p in resolved.glob(pattern)):
+        size = weights.stat().st_size
+        digest.update(f"{weights.name}:{size}".encode())
+        with weights.open("rb") as f:
+            digest.update(f.read(_EDGE_BYTES))
+            f.seek(max(0, size - _EDGE_BYTES))
+            digest.update(f.read(_EDGE_BYTES))
+    return f"{name}@{digest.hexdigest()[:12]}"
 
 
 def _arith_policy(out_dir: Path) -> Path:

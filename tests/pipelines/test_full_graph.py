@@ -85,3 +85,20 @@ def test_materializing_again_resumes_without_duplicates(instance, resource, tiny
     dupes = con.execute("SELECT count(*) FROM (SELECT solution_id, step_idx, method FROM step_labels "
                         "GROUP BY ALL HAVING count(*) > 1)").fetchall()[0][0]
     assert dupes == 0
+
+    # Re-sampled solutions (another seed) make the earlier labels stale: they are replaced, not resumed over.
+    ops = config["ops"]
+    resample = {**config, "ops": {"solutions": {"config": {**ops["solutions"]["config"], "seed": 1}},
+                                  "rollouts": ops["rollouts"], "mc_labels": ops["mc_labels"]}}
+    chain = [dg.AssetKey("solutions"), dg.AssetKey("rollouts"), *labels]  # mc_labels runs after rollouts
+    third = job.execute_in_process(partition_key=partition_key("2026-11-21", "arith"), instance=instance,
+                                   run_config=resample, asset_selection=chain,
+                                   raise_on_error=False)
+    assert third.success
+    meta = third.asset_materializations_for_node("mc_labels")[0].metadata
+    assert meta["labeled_solutions"].value == 8 and meta["skipped_already_labeled"].value == 0
+    stale = con.execute("SELECT count(*) FROM step_labels l JOIN solutions s USING (solution_id) "
+                        "WHERE l.method = 'mc' AND l.created_at < s.created_at").fetchall()[0][0]
+    orphans = con.execute("SELECT count(*) FROM step_labels l ANTI JOIN solutions s USING (solution_id) "
+                          "WHERE l.method = 'mc'").fetchall()[0][0]
+    assert stale == 0 and orphans == 0

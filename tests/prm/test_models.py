@@ -67,3 +67,17 @@ def test_arith_policy_resolves_to_the_cached_folder(
     monkeypatch.setenv("PRM_MODEL_CACHE", str(tmp_path))
     shutil.copytree(tiny_policy_dir, tmp_path / "arith-policy")
     assert resolve_model("arith-policy") == tmp_path / "arith-policy"
+
+
+def test_model_version_changes_with_the_weights(tmp_path) -> None:
+    from prm.models import model_version
+
+    folder = tmp_path / "policy"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llama"}')
+    (folder / "model.safetensors").write_bytes(b"\x00" * 4096)
+    first = model_version(str(folder))
+    assert first.startswith(f"{folder}@") and model_version(str(folder)) == first
+    (folder / "model.safetensors").write_bytes(b"\x00" * 4095 + b"\x01")  # retrained: same size, new tail
+    assert model_version(str(folder)) != first
+    assert model_version("org/hub-model") == "org/hub-model"
