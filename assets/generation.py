@@ -14,6 +14,9 @@ from prm.models import format_prompt, model_cache_dir
 from prm.policy import PolicyTrainConfig, build_policy, read_card
 from prm.tasks.segment import split_steps
 
+# Tables whose partition rows describe the partition's solutions (label_audit is a per-method report).
+DERIVED_TABLES = ("rollouts", "step_labels", "judgments", "verifications")
+
 
 class PolicyConfig(dg.Config):
     """Overrides of the warm-start SFT (prm.policy.PolicyTrainConfig); unset fields keep its defaults, and a
@@ -73,6 +76,11 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
             backend, sampled, lambda q: format_prompt(backend.info.model, q), model=generation.model_version(),
             n=config.n_samples, seed=config.seed, max_tokens=config.max_tokens, temperature=config.temperature)
         sols, steps = sols + more_sols, steps + more_steps
+    # Rows derived from the partition's old solutions go first: a killed run then leaves old solutions
+    # without labels, never labels of solutions that are gone.
+    derived = sum(len(wh.delete_partition(table, source, day)) for table in DERIVED_TABLES)
+    if derived:
+        context.log.info(f"re-sampling {day}|{source}: removed {derived} files derived from the old solutions")
     kw = {"source": source, "day": day, "run_id": context.run_id, "replace": True}
     wh.write("solutions", sols, writer="solutions", **kw)
     wh.write("steps", steps, writer="solutions", **kw)

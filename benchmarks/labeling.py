@@ -128,8 +128,8 @@ def main() -> None:
             ("omegaprm_screened", OmegaPRMConfig(k=n)),
         ]
         truth = {s["solution_id"]: s["first_error_truth"] for s in chosen}
-        audits, preds, dump = {}, {}, {sid: {"steps": list(sol.steps), "truth": truth[sid]}
-                                       for sid, sol in ((s.solution_id, s) for s in to_label)}
+        audits, preds = {}, {}
+        dump = {s.solution_id: {"steps": list(s.steps), "truth": truth[s.solution_id]} for s in to_label}
         for name, method_config in tqdm(methods, desc="labelers", file=sys.stderr):
             t0 = time.perf_counter()
             key, name = name, name.removesuffix("_per_prefix").removesuffix("_screened")

@@ -15,6 +15,7 @@ Conventions:
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -126,7 +127,8 @@ def predicted_first_errors(rows: Sequence[Mapping[str, Any]], n_steps: Mapping[s
     return {sid: stated.get(sid, first_error_of([hard[sid].get(k) for k in range(n)])) for sid, n in n_steps.items()}
 
 
-def first_error_accuracies(preds: Mapping[str, int | None], truth: Mapping[str, int]) -> tuple[float | None, ...]:
+def first_error_accuracies(preds: Mapping[str, int | None],
+                           truth: Mapping[str, int]) -> tuple[float | None, float | None]:
     """(first-error exact match on wrong solutions, acceptance of correct ones) over the ``truth`` ids.
 
     >>> first_error_accuracies({"w": 2, "c": 0}, {"w": 2, "c": -1})
@@ -152,8 +154,6 @@ def f1_difference_ci(preds_a: Mapping[str, int | None], preds_b: Mapping[str, in
     >>> f1_difference_ci({"w1": 1, "w2": 2, "c": -1}, {"w1": 1, "w2": 0, "c": -1}, truth, n_boot=200)["delta"]
     0.333...
     """
-    import random
-
     delta = _diff(processbench_f1(preds_a, truth), processbench_f1(preds_b, truth))
     groups = [[s for s, fe in truth.items() if fe >= 0], [s for s, fe in truth.items() if fe < 0]]
     rng = random.Random(seed)

@@ -101,7 +101,7 @@ def label_partition(
     labeler = get_labeler(method, config)
     totals = defaultdict(int)
     for i, run in enumerate(label_in_chunks(labeler, solutions, sampler, skip=done, max_solutions=chunk_solutions)):
-        new_rollouts = sampler.drain_new_rows()
+        new_rollouts = list(run.new_rollouts)  # the labeler drained the sampler's buffer into its run
         kw = {"source": source, "day": day, "run_id": run_id, "writer": method}
         if new_rollouts:
             wh.write("rollouts", new_rollouts, **kw)

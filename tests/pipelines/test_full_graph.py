@@ -63,8 +63,11 @@ def test_the_refresh_graph_fills_every_table_and_passes_blocking_checks(
     assert unlabeled == 0
 
     mc = result.asset_materializations_for_node("mc_labels")[0].metadata
-    # The rollouts asset paid for 2 rollouts per prefix; MC (N=3) only tops up the third one.
-    assert mc["new_rollouts"].value < mc["cost_rollouts"].value
+    # The rollouts asset paid for 2 rollouts per prefix; MC (N=3) only tops up the third one, and writes it.
+    assert 0 < mc["new_rollouts"].value < mc["cost_rollouts"].value
+    omega = result.asset_materializations_for_node("omegaprm_labels")[0].metadata
+    sampled = result.asset_materializations_for_node("rollouts")[0].metadata["dagster/row_count"].value
+    assert counts["rollouts"] == sampled + mc["new_rollouts"].value + omega["new_rollouts"].value
 
 
 def test_materializing_again_resumes_without_duplicates(instance, resource, tiny_policy_dir, tiny_context) -> None:
