@@ -53,9 +53,10 @@ class GenerationResource(dg.ConfigurableResource):
     _version: str | None = PrivateAttr(default=None)
 
     def model_version(self) -> str:
-        """The model name plus a digest of its local weights: the ``model`` column of rows it produces."""
+        """The model name plus a digest of its local weights: the ``model`` column of rows it produces.
+        An OpenAI-compatible server's model name is used as is: its weights are not on this machine."""
         if self._version is None:
-            self._version = model_version(self.model)
+            self._version = model_version(self.model) if self.backend == "vllm" else self.model
         return self._version
 
     def config(self) -> GenerationConfig:
