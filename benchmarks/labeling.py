@@ -120,19 +120,18 @@ def main() -> None:
         n = args.rollouts
         # The three the issue compares, then two reference lines: Math-Shepherd's per-prefix hard rule and
         # the paper's screened OmegaPRM.
-        methods = [
-            ("mc", MCConfig(n_rollouts=n)),
-            ("mc_early_stop", MCConfig(n_rollouts=n, early_stop=True)),
-            ("omegaprm", OmegaPRMConfig(k=n, screen=False)),
-            ("mc_per_prefix", MCConfig(n_rollouts=n, monotone=False)),
-            ("omegaprm_screened", OmegaPRMConfig(k=n)),
+        methods = [  # (key in the output, labeler registry name, config)
+            ("mc", "mc", MCConfig(n_rollouts=n)),
+            ("mc_early_stop", "mc_early_stop", MCConfig(n_rollouts=n, early_stop=True)),
+            ("omegaprm", "omegaprm", OmegaPRMConfig(k=n, screen=False)),
+            ("mc_per_prefix", "mc", MCConfig(n_rollouts=n, monotone=False)),
+            ("omegaprm_screened", "omegaprm", OmegaPRMConfig(k=n)),
         ]
         truth = {s["solution_id"]: s["first_error_truth"] for s in chosen}
         audits, preds = {}, {}
         dump = {s.solution_id: {"steps": list(s.steps), "truth": truth[s.solution_id]} for s in to_label}
-        for name, method_config in tqdm(methods, desc="labelers", file=sys.stderr):
+        for key, name, method_config in tqdm(methods, desc="labelers", file=sys.stderr):
             t0 = time.perf_counter()
-            key, name = name, name.removesuffix("_per_prefix").removesuffix("_screened")
             run = get_labeler(name, method_config).label(to_label, sampler)
             audits[key] = row = replace(audit_labels(name, run.labels, truth_steps, chosen,
                                                      cost_rollouts=run.cost_rollouts, cost_tokens=run.cost_tokens),

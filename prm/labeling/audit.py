@@ -155,16 +155,16 @@ def f1_difference_ci(preds_a: Mapping[str, int | None], preds_b: Mapping[str, in
     0.333...
     """
     delta = _diff(processbench_f1(preds_a, truth), processbench_f1(preds_b, truth))
-    groups = [[s for s, fe in truth.items() if fe >= 0], [s for s, fe in truth.items() if fe < 0]]
+    wrong = [s for s, fe in truth.items() if fe >= 0]
+    right = [s for s, fe in truth.items() if fe < 0]
+    hits = [([p.get(s) == truth[s] for s in wrong], [p.get(s) == -1 for s in right]) for p in (preds_a, preds_b)]
     rng = random.Random(seed)
     deltas = []
     for _ in range(n_boot):
-        ids = [(i, rng.choice(g)) for g in groups for i in range(len(g))]
-        keys = {f"{i}/{sid}": sid for i, sid in ids}
-        sample_truth = {k: truth[sid] for k, sid in keys.items()}
-        d = _diff(processbench_f1({k: preds_a.get(sid) for k, sid in keys.items()}, sample_truth),
-                  processbench_f1({k: preds_b.get(sid) for k, sid in keys.items()}, sample_truth))
-        if d is not None:
+        iw = [rng.randrange(len(wrong)) for _ in wrong]
+        ir = [rng.randrange(len(right)) for _ in right]
+        f1s = [_f1(_ratio(sum(w[k] for k in iw), len(iw)), _ratio(sum(r[k] for k in ir), len(ir))) for w, r in hits]
+        if (d := _diff(*f1s)) is not None:
             deltas.append(d)
     deltas.sort()
     lo = deltas[int(0.025 * len(deltas))] if deltas else None
