@@ -8,7 +8,7 @@ TORCH_PACKAGE ?= torch==2.13.0+cpu
 STAMP := $(VENV)/.installed
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test lint ui bench venv clean-data chromium
+.PHONY: demo test lint ui bench venv clean-data chromium policy
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,12 @@ bench: $(STAMP)
 	for name in warehouse verifiers generation labeling; do \
 		$(PY) benchmarks/$$name.py > benchmarks/results/$$name.log || exit 1; \
 		tail -n 1 benchmarks/results/$$name.log; done
+
+# Rebuild the shipped default policy with the project's recipe (stops on steps or the quality rule, never on
+# time: the same weights on a busy machine, only slower; ~20-40 CPU minutes here). `git diff` then shows
+# whether the checkpoint and its card changed.
+policy: $(STAMP)
+	$(PY) -m prm.policy build --force --out prm/policy/shipped/arith-policy
 
 clean-data:
 	rm -rf data/warehouse

@@ -3,11 +3,14 @@
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import dagster as dg
 
-from assets.generation import rollouts, solutions
+from assets.generation import policy_model, rollouts, solutions
 from assets.labeling import label_audit, mc_labels, omegaprm_labels
 from assets.problems import problems
 from assets.verification import consensus_labels, formal_verifications, judgments
 from pipelines.resources import WarehouseResource
+from prm.models import resolve_model
+from prm.models.constants import ARITH_POLICY_NAME
+from prm.policy import card_problems, read_card
 from warehouse import checks as wc
 from warehouse import connect
 
@@ -105,7 +108,27 @@ def label_balance_check(asset: dg.AssetsDefinition, method: str) -> dg.AssetChec
     return check
 
 
+@dg.asset_check(asset=policy_model, blocking=True,
+                description="The policy's card lies in the band the labelers need (held-out accuracy and "
+                "per-step error at the stop rule's difficulty).")
+def policy_card_in_band() -> dg.AssetCheckResult:
+    card = read_card(resolve_model(ARITH_POLICY_NAME))
+    problems = card_problems(card)
+    row = next((r for r in (card or {}).get("eval", {}).get("rows", [])
+                if r.get("n_ops") == (card or {}).get("config", {}).get("eval_ops")), {})
+    ops = (card or {}).get("config", {}).get("eval_ops")
+    desc = (f"in band at {ops} steps: accuracy {row.get('answer_accuracy')}, step error {row.get('step_error_rate')}"
+            if not problems else "; ".join(problems) + ". The labels of such a policy are mostly one "
+            "class: restore the shipped checkpoint (`git checkout -- prm/policy/shipped`, and remove "
+            "models/arith-policy) or rebuild with more steps (`make policy`).")
+    return dg.AssetCheckResult(passed=not problems, description=desc, metadata={
+        "answer_accuracy": float(row.get("answer_accuracy", -1.0)),
+        "step_error_rate": float(row.get("step_error_rate", -1.0)),
+    })
+
+
 CHECKS = [
+    policy_card_in_band,
     *table_checks(problems, "problems"),
     problems_gold_answers,
     *table_checks(solutions, "solutions"),

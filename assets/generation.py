@@ -8,39 +8,46 @@ import dagster as dg
 from assets.metadata import histogram, md_table
 from pipelines.partitions import PARTITIONS, day_and_source
 from pipelines.resources import GenerationResource, WarehouseResource
-from prm.datagen import rollout_rows, rollout_targets, sample_solution_rows
-from prm.datagen.synthetic import SYNTHETIC_MODEL, synthetic_solution_rows
-from prm.models import format_prompt, model_cache_dir
+from prm.datagen import rollout_rows, sample_solution_rows
+from prm.datagen.synthetic import synthetic_solution_rows
+from prm.format import Prompter
+from prm.labeling.partition import solutions_to_label
+from prm.models import model_cache_dir, resolve_model
+from prm.models.constants import ARITH_POLICY_NAME
 from prm.policy import PolicyTrainConfig, build_policy, read_card
-from prm.tasks.segment import split_steps
 
 # Tables whose partition rows describe the partition's solutions (label_audit is a per-method report).
 DERIVED_TABLES = ("rollouts", "step_labels", "judgments", "verifications")
 
 
 class PolicyConfig(dg.Config):
-    """Overrides of the warm-start SFT (prm.policy.PolicyTrainConfig); unset fields keep its defaults, and a
-    policy already built with the same config is reused, not retrained."""
+    """The default policy is the checkpoint shipped in the repository. Set ``rebuild`` (or any override of
+    prm.policy.PolicyTrainConfig) to train one into the model cache, where ``arith-policy`` then resolves;
+    a cached build with the same config is reused, not retrained."""
 
-    time_budget_s: float | None = None  # wall-clock training budget in seconds
+    rebuild: bool = False  # train the default recipe locally instead of using the shipped checkpoint
+    max_steps: int | None = None  # optimizer steps (the quality rule may stop earlier)
     seed: int | None = None
 
-    def to_library(self) -> PolicyTrainConfig:
-        overrides = {k: v for k, v in {"time_budget_s": self.time_budget_s, "seed": self.seed}.items()
-                     if v is not None}
-        return PolicyTrainConfig(**overrides)
+    def overrides(self) -> dict:
+        return {k: v for k, v in {"max_steps": self.max_steps, "seed": self.seed}.items() if v is not None}
 
 
 @dg.asset(group_name="generation", kinds={"pytorch", "transformers"},
-          description="The default policy: a tiny char-level Llama warm-started on gold arithmetic demonstrations.")
+          description="The default policy: a tiny char-level Llama warm-started on gold arithmetic demonstrations "
+          "(shipped checkpoint, or a local rebuild).")
 def policy_model(context: dg.AssetExecutionContext, config: PolicyConfig) -> dg.MaterializeResult:
-    out = model_cache_dir() / "arith-policy"
-    path = build_policy(out, config.to_library())
+    if config.rebuild or config.overrides():
+        out = model_cache_dir() / ARITH_POLICY_NAME
+        context.log.info(f"training the policy into {out} (stops on max_steps or the quality rule)")
+        build_policy(out, PolicyTrainConfig(**config.overrides()))
+    path = resolve_model(ARITH_POLICY_NAME)  # verifies the weights against the card's digests
     card = read_card(path) or {}
     context.log.info(f"policy at {path}")
     return dg.MaterializeResult(metadata={
         "path": dg.MetadataValue.path(str(path)),
-        "train_seconds": round(float(card.get("train_seconds", 0.0)), 1),
+        "train_steps": int(card.get("train_steps", 0)),
+        "stopped_by": str(card.get("stopped_by", "")),
         "config_hash": card.get("config_hash", ""),
         "accuracy_by_steps": dg.MetadataValue.md(card.get("eval_markdown", "_no evaluation in the card_")),
     })
@@ -73,7 +80,7 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
         backend = generation.get()
         context.log.info(f"sampling {config.n_samples} solutions for {len(sampled)} problems with {generation.model}")
         more_sols, more_steps, stats = sample_solution_rows(
-            backend, sampled, lambda q: format_prompt(backend.info.model, q), model=generation.model_version(),
+            backend, sampled, Prompter(generation.model), model=generation.model_version(),
             n=config.n_samples, seed=config.seed, max_tokens=config.max_tokens, temperature=config.temperature)
         sols, steps = sols + more_sols, steps + more_steps
     # Rows derived from the partition's old solutions go first: a killed run then leaves old solutions
@@ -133,17 +140,12 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutsConfig, warehous
              generation: GenerationResource) -> dg.MaterializeResult:
     day, source = day_and_source(context)
     wh = warehouse.get()
-    gold = {p["problem_id"]: p for p in wh.read_partition("problems", source, day).to_pylist()}
-    sols = [s for s in wh.read_partition("solutions", source, day).to_pylist()
-            if s["status"] == "ok" and s["model"] != SYNTHETIC_MODEL]  # no policy writes logic: no rollouts
-    if not sols:
+    # The labelers' own view of the partition: the same solutions, spans and prompt, so the same prefix_hash.
+    sols = solutions_to_label(wh, source, day, Prompter(generation.model))
+    if not sols:  # no policy writes logic: no rollouts
         return dg.MaterializeResult(metadata={"dagster/row_count": 0, "skipped": "no policy-sampled solutions"})
     backend = generation.get()
-    targets = []
-    for s in sols:
-        problem = gold[s["problem_id"]]
-        prompt = format_prompt(backend.info.model, problem["question"])
-        targets += rollout_targets(s, split_steps(s["text"]), prompt, problem["gold_answer"])
+    targets = [s.target(k) for s in sols for k in range(len(s.steps))]
     context.log.info(f"{config.n_rollouts} rollouts from each of {len(targets)} step prefixes")
     rows = rollout_rows(backend, targets, config.n_rollouts, model=generation.model_version(), seed=config.seed,
                         max_tokens=config.max_tokens, temperature=config.temperature)

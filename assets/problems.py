@@ -48,23 +48,38 @@ def _existing_ids(warehouse: WarehouseResource, day: str, source: str) -> set[st
 def problems(context: dg.AssetExecutionContext, config: ProblemsConfig, warehouse: WarehouseResource):
     day, source = day_and_source(context)
     try:
-        records = load_source(source, day, arith=config.to_library(), seed=config.seed,
-                              inbox=warehouse.inbox_path(), limit=config.limit,
-                              logic_problems=config.logic_problems)
+        loaded = load_source(source, day, arith=config.to_library(), seed=config.seed,
+                             inbox=warehouse.inbox_path(), limit=config.limit,
+                             logic_problems=config.logic_problems)
     except (FileNotFoundError, ValueError) as exc:
         raise dg.Failure(description=f"cannot load problems of source {source!r} for {day}: {exc}") from exc
+    records = loaded.records
+    if loaded.rejected:
+        context.log.warning(f"{len(loaded.rejected)} rows rejected, first: " + "; ".join(map(str, loaded.rejected[:5])))
     seen = _existing_ids(warehouse, day, source)
     fresh = [r for r in records if r.problem_id not in seen]
     result = warehouse.get().write("problems", [r.to_row() for r in fresh], source=source, day=day,
                                    run_id=context.run_id, writer="problems", replace=True)
-    context.log.info(f"wrote {result.rows} problems of {source} for {day} to {result.path}")
+    if not records:
+        outcome = f"no problems: source {source} yielded none for {day}"
+    elif result.path is None:  # a normal nightly result, e.g. day 2 of a dropped-in file: nothing is new
+        outcome = f"no new problems: all {len(records)} of {source} were stored by earlier partitions"
+    else:
+        outcome = f"wrote {result.rows} new problems to {result.path}"
+    context.log.info(f"{source} {day}: {outcome}")
     preview = [{"problem_id": r.problem_id, "task": r.task, "steps": r.n_gold_steps, "question": r.question,
                 "gold": r.gold_answer} for r in fresh[:8]]
     return dg.MaterializeResult(metadata={
         "dagster/row_count": result.rows,
         "skipped_existing": len(records) - len(fresh),
-        "path": dg.MetadataValue.path(str(result.path)),
+        "outcome": outcome,
+        **({"path": dg.MetadataValue.path(str(result.path))} if result.path is not None else {}),
         "tasks": histogram([r.task for r in fresh], "task"),
         "gold_steps": histogram([r.n_gold_steps for r in fresh], "gold steps"),
         "preview": md_table(preview),
+        # Rows of a dropped-in file left out (no question, no extractable gold answer) and repeated questions.
+        "rejected_rows": len(loaded.rejected),
+        "duplicate_rows": len(loaded.duplicates),
+        "rejected": md_table([{"file": r.file, "line": r.line, "reason": r.reason}
+                              for r in (*loaded.rejected, *loaded.duplicates)[:20]]),
     })

@@ -13,6 +13,7 @@ import json
 import time
 from dataclasses import dataclass
 
+from prm.format import format_prompt
 from prm.generation import (
     GenerationBackend,
     GenerationConfig,
@@ -20,7 +21,7 @@ from prm.generation import (
     rollouts_from_prefixes,
     sample_solutions,
 )
-from prm.models import format_prompt, load_tokenizer, resolve_model
+from prm.models import load_tokenizer, resolve_model
 
 MODEL = "smollm2-135m-instruct"
 # A long instruction shared by every rollout prompt, like a few-shot or rubric header in real labeling.

@@ -33,6 +33,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from tqdm import tqdm  # noqa: E402
 
 from prm.datagen.solutions import sample_solution_rows  # noqa: E402
+from prm.format import Prompter  # noqa: E402
 from prm.generation import GenerationConfig, make_backend  # noqa: E402
 from prm.labeling import (  # noqa: E402
     MCConfig,
@@ -45,7 +46,6 @@ from prm.labeling import (  # noqa: E402
     markdown_table,
     predicted_first_errors,
 )
-from prm.models import format_prompt, load_tokenizer, model_cache_dir  # noqa: E402
 from prm.models.constants import ARITH_POLICY_NAME  # noqa: E402
 from prm.policy import PolicyTrainConfig  # noqa: E402
 from prm.tasks.arithmetic import ArithmeticConfig, generate_problems  # noqa: E402
@@ -81,20 +81,16 @@ def _spread(solutions: list[dict]) -> list[dict]:
 
 def main() -> None:
     args = _args()
-    if args.model == ARITH_POLICY_NAME and not (model_cache_dir() / ARITH_POLICY_NAME / "config.json").is_file():
-        print(f"Error: {model_cache_dir() / ARITH_POLICY_NAME} is missing - train the policy first "
-              "(prm.policy.build_policy) or pass --model", file=sys.stderr)
-        sys.exit(1)
     policy = PolicyTrainConfig()  # generate what the default policy was trained on
     config = ArithmeticConfig(n_ops=MIN_STEPS, operators=policy.operators, max_value=policy.max_value,
                               style=policy.styles[0])
     problems = [arithmetic_record(p, config, args.seed, "bench").to_row()
                 for p in generate_problems(args.problems, config, seed=args.seed)]
-    tokenizer = load_tokenizer(args.model)
+    prompter = Prompter(args.model)
     started = time.perf_counter()
     with make_backend(GenerationConfig(model=args.model, seed=args.seed)) as backend:
         solutions, steps, stats = sample_solution_rows(
-            backend, problems, lambda q: format_prompt(tokenizer, q), model=args.model, n=args.samples,
+            backend, problems, prompter, model=args.model, n=args.samples,
             seed=args.seed, max_tokens=args.max_tokens)
         print(json.dumps({"sampled": asdict(stats) | {"accuracy": stats.accuracy}}))
         by_problem = {p["problem_id"]: p for p in problems}
@@ -109,7 +105,7 @@ def main() -> None:
         wrong = _spread([s for s in eligible if s["first_error_truth"] >= 0])
         chosen = right + wrong[: args.max_solutions - len(right)]
         to_label = [SolutionToLabel.from_rows(s, steps_of[s["solution_id"]],
-                                              format_prompt(tokenizer, by_problem[s["problem_id"]]["question"]),
+                                              prompter(by_problem[s["problem_id"]]["question"]),
                                               by_problem[s["problem_id"]]["gold_answer"]) for s in chosen]
         ids = {s["solution_id"] for s in chosen}
         truth_steps = [r for r in steps if r["solution_id"] in ids]

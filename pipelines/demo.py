@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     for result in results:
         for event in result.get_asset_check_evaluations():
             print(f"check {event.check_name:<34} {'passed' if event.passed else 'FAILED'}")
+            if not event.passed and event.description:
+                print(f"      {event.description}", file=sys.stderr)
         if not result.success:
             for event in result.all_events:
                 if event.is_step_failure:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from prm.models import model_cache_dir
+from prm.models import resolve_model
 from warehouse import Warehouse
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -38,14 +38,8 @@ TINY_CONTEXT = 512
 
 @pytest.fixture(scope="session")
 def tiny_policy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The real arith-policy when it has been built, else a short warm start of the same recipe (about 40 s)."""
-    from prm.policy import PolicyTrainConfig, build_policy
-
-    built = model_cache_dir() / "arith-policy"
-    if (built / "config.json").is_file():
-        return built
-    short = PolicyTrainConfig(time_budget_s=25, n_train_problems=4_000, max_ops=4, eval_every_s=1e9)
-    return build_policy(tmp_path_factory.mktemp("warm-start") / "arith-policy", short)
+    """The default policy (the shipped checkpoint, or a local rebuild): what the pipeline itself samples."""
+    return Path(resolve_model("arith-policy"))
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """Verifiers: answer extraction and grading, formal step checks. Never imports dagster."""
 
-from verifiers.answers import grade_answer, grade_answers
+from verifiers.answers import grade_answer, grade_answers, grade_verdicts
 from verifiers.arithmetic import check_arithmetic_step
 from verifiers.extract import extract_answer
 from verifiers.logic import check_logic_step
@@ -17,4 +17,5 @@ __all__ = [
     "extract_answer",
     "grade_answer",
     "grade_answers",
+    "grade_verdicts",
 ]

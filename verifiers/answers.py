@@ -1,4 +1,5 @@
-"""Final-answer grading: ``grade_answer(prediction, gold) -> bool | None`` with a hard time limit.
+"""Final-answer grading: ``grade_answer(prediction, gold) -> bool | None`` with a hard time limit, and
+:func:`grade_verdicts`, the same as typed verdicts that say why a pair could not be graded.
 
 Plain numbers (GSM8K's ``1,234`` vs ``1234``, ``18.0`` vs ``18``) are compared in-process with exact
 rationals: that path is bounded by :data:`~verifiers.constants.MAX_NUMBER_DIGITS`. Everything else
@@ -17,8 +18,9 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from verifiers.constants import DEFAULT_GRADE_TIMEOUT_S, MAX_ANSWER_CHARS, MAX_NUMBER_DIGITS, NUMBER_REL_TOL
+from verifiers.verdict import StepVerdict
 
-__all__ = ["grade_answer", "grade_answers", "grade_in_process"]
+__all__ = ["grade_answer", "grade_answers", "grade_in_process", "grade_verdicts"]
 
 _PLAIN_NUMBER = re.compile(r"-?\$?\s*(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
 _MATH_DELIMITED = re.compile(r"\$|\\\(|\\\[|\\boxed|\\fbox")
@@ -54,58 +56,87 @@ def _as_math(text: str) -> str:
     return f"${text}$"
 
 
-def grade_in_process(pair: tuple[str | None, str]) -> bool | None:
+def _screen(pair: object) -> tuple[str, str] | StepVerdict:
+    """The ``(prediction, gold)`` strings of a pair, or the verdict of a pair that cannot be graded."""
+    if not isinstance(pair, tuple | list) or len(pair) != 2:
+        return StepVerdict.unverifiable(f"not a (prediction, gold) pair: {type(pair).__name__}")
+    prediction, gold = pair
+    if not isinstance(gold, str):
+        reason = f"gold answer is {type(gold).__name__}, not text: store gold answers as strings"
+        return StepVerdict.unverifiable(reason)
+    if not isinstance(prediction, str) or not prediction.strip():
+        return StepVerdict.unverifiable("no prediction")
+    if len(prediction) > MAX_ANSWER_CHARS or len(gold) > MAX_ANSWER_CHARS:
+        return StepVerdict.unverifiable(f"answer longer than {MAX_ANSWER_CHARS} characters")
+    if "\x00" in prediction or "\x00" in gold:
+        return StepVerdict.unverifiable("NUL character in answer")
+    return prediction, gold
+
+
+def _verdict(grade: bool) -> StepVerdict:
+    return StepVerdict("correct") if grade else StepVerdict("incorrect", "not equal to the gold answer")
+
+
+def grade_in_process(pair: tuple[str | None, str]) -> StepVerdict:
     """Math-Verify on one ``(prediction, gold)`` pair in the calling process, without a time limit.
 
-    Only for pool workers; use :func:`grade_answer`, which bounds the time.
+    Only for pool workers; use :func:`grade_verdicts`, which bounds the time.
     """
-    prediction, gold = pair
-    if not isinstance(prediction, str) or not isinstance(gold, str) or not prediction.strip():
-        return None
-    if len(prediction) > MAX_ANSWER_CHARS or len(gold) > MAX_ANSWER_CHARS or "\x00" in prediction:
-        return None
+    screened = _screen(pair)
+    if isinstance(screened, StepVerdict):
+        return screened
+    prediction, gold = screened
     from math_verify import parse, verify  # heavy (SymPy): imported in workers only
 
     logging.getLogger("math_verify").setLevel(logging.ERROR)  # the "timeout disabled" notice is intended
     gold_parsed = parse(_as_math(gold), parsing_timeout=None)  # type: ignore[arg-type]
+    if not gold_parsed:
+        return StepVerdict.unverifiable("Math-Verify could not read the gold answer")
     pred_parsed = parse(_as_math(prediction), parsing_timeout=None)  # type: ignore[arg-type]
-    if not gold_parsed or not pred_parsed:
-        return None
-    return bool(verify(gold_parsed, pred_parsed, timeout_seconds=None))
+    if not pred_parsed:
+        return StepVerdict.unverifiable("Math-Verify could not read the prediction")
+    return _verdict(bool(verify(gold_parsed, pred_parsed, timeout_seconds=None)))
 
 
-def _fast(prediction: str | None, gold: str) -> tuple[bool, bool | None]:
-    """(decided, grade) from the in-process paths; undecided pairs go to the pool."""
-    if not isinstance(prediction, str) or not prediction.strip():
-        return True, None
-    pred_num, gold_num = _plain_number(prediction), _plain_number(gold)
+def _fast(pair: object) -> StepVerdict | None:
+    """The verdict of the in-process paths (unreadable pairs, plain numbers); None sends it to the pool."""
+    screened = _screen(pair)
+    if isinstance(screened, StepVerdict):
+        return screened
+    pred_num, gold_num = _plain_number(screened[0]), _plain_number(screened[1])
     if pred_num is not None and gold_num is not None:
-        return True, _numbers_equal(pred_num, gold_num)
-    return False, None
+        return _verdict(_numbers_equal(pred_num, gold_num))
+    return None
 
 
-def grade_answers(pairs: Sequence[tuple[str | None, str]],
-                  timeout_s: float = DEFAULT_GRADE_TIMEOUT_S) -> list[bool | None]:  # fmt: skip
-    """:func:`grade_answer` over a batch; the non-trivial pairs share the worker pool.
+def grade_verdicts(pairs: Sequence[tuple[str | None, str]],
+                   timeout_s: float = DEFAULT_GRADE_TIMEOUT_S) -> list[StepVerdict]:  # fmt: skip
+    """A verdict per ``(prediction, gold)`` pair, with the reason of each ``unverifiable`` one (no
+    prediction, a gold that is not text, unreadable, timed out); one bad pair never sinks the batch.
 
-    >>> grade_answers([("1,234", "1234"), ("18.0", "18"), ("17", "18"), (None, "3")])
-    [True, True, False, None]
+    >>> [(v.status, v.detail) for v in grade_verdicts([("18.0", "18"), ("17", 18)])]
+    [('correct', ''), ('unverifiable', 'gold answer is int, not text: store gold answers as strings')]
     """
-    results: list[bool | None] = [None] * len(pairs)
-    slow: list[int] = []
-    for i, (prediction, gold) in enumerate(pairs):
-        decided, grade = _fast(prediction, gold)
-        if decided:
-            results[i] = grade
-        else:
-            slow.append(i)
+    results: list[StepVerdict | None] = [_fast(pair) for pair in pairs]
+    slow = [i for i, verdict in enumerate(results) if verdict is None]
     if slow:
         from verifiers.pool import get_pool
 
         graded = get_pool().run("grade", [pairs[i] for i in slow], timeout_s)
-        for i, grade in zip(slow, graded, strict=True):
-            results[i] = grade
-    return results
+        for i, verdict in zip(slow, graded, strict=True):
+            results[i] = verdict
+    return [v if v is not None else StepVerdict.unverifiable("not graded") for v in results]
+
+
+def grade_answers(pairs: Sequence[tuple[str | None, str]],
+                  timeout_s: float = DEFAULT_GRADE_TIMEOUT_S) -> list[bool | None]:  # fmt: skip
+    """:func:`grade_answer` over a batch; the non-trivial pairs share the worker pool. None marks a pair
+    that could not be graded (:func:`grade_verdicts` says why).
+
+    >>> grade_answers([("1,234", "1234"), ("18.0", "18"), ("17", "18"), (None, "3"), ("3", 3)])
+    [True, True, False, None, None]
+    """
+    return [None if v.status == "unverifiable" else v.is_correct for v in grade_verdicts(pairs, timeout_s)]
 
 
 def grade_answer(prediction: str | None, gold: str, timeout_s: float = DEFAULT_GRADE_TIMEOUT_S) -> bool | None:

@@ -4,7 +4,8 @@ A step asserts equations as plain ``a op b = c``, chains ``a = b = c``, rewrites
 ``12+7-3*2 = 12+7-6``, GSM8K calculator annotations ``<<48/2=24>>`` and simple LaTeX
 (``\\frac``, ``\\times``, ``\\cdot``, ``\\div``). Values are exact rationals
 (:mod:`verifiers.expression`); a side written as a decimal literal may be rounded
-(``10/3 = 3.33``) and is accepted within one unit of its last digit.
+(``10/3 = 3.33``, within one unit of its last digit) or a double's rendering
+(``1/3*5 = 1.6666666666666665``): :mod:`verifiers.rounding` decides both.
 
 Every limit in :mod:`verifiers.constants` bounds this module's work, so
 :func:`check_arithmetic_step` is safe to call in-process; batches go through :mod:`verifiers.pool`.
@@ -19,6 +20,7 @@ from fractions import Fraction
 
 from verifiers.constants import MAX_EQUATIONS, MAX_NESTING_DEPTH, MAX_STEP_CHARS, MAX_TOKENS
 from verifiers.expression import ExpressionError, Token, evaluate, tokenize
+from verifiers.rounding import decimal_literal, decimal_stands_for
 from verifiers.verdict import StepVerdict
 
 __all__ = ["check_arithmetic_step", "find_equations"]
@@ -199,14 +201,6 @@ def find_equations(step_text: str, tokenizer: Callable[[str], list[Token]] = tok
     return list(unique.values())
 
 
-def _rounded_literal(side: tuple[Token, ...]) -> int | None:
-    """Decimal places of a side that is one decimal literal (optionally negated), else None."""
-    body = side[1:] if len(side) == 2 and side[0].text == "-" else side
-    if len(body) == 1 and body[0].kind == "NUM" and body[0].decimals > 0:
-        return body[0].decimals
-    return None
-
-
 def _holds(eq: Equation, lhs: Fraction, rhs: Fraction) -> bool:
     if lhs == rhs:
         return True
@@ -215,13 +209,11 @@ def _holds(eq: Equation, lhs: Fraction, rhs: Fraction) -> bool:
         return True
     if eq.lhs[-1].kind == "PCT" and eq.rhs[-1].kind != "PCT" and lhs * 100 == rhs:
         return True
-    for side, exact in ((eq.rhs, lhs), (eq.lhs, rhs)):
-        places = _rounded_literal(side)
-        # Rounded or truncated to the written precision: |exact - written| < one unit in the last place.
-        if places is not None and (exact * 10**places).denominator != 1:
-            written = rhs if side is eq.rhs else lhs
-            if abs(exact - written) < Fraction(1, 10**places):
-                return True
+    # A decimal literal side may be rounded ("10/3 = 3.33") or a double's rendering ("1.6666666666666665").
+    for side, other, written, exact in ((eq.rhs, eq.lhs, rhs, lhs), (eq.lhs, eq.rhs, lhs, rhs)):
+        literal = decimal_literal(side)
+        if literal is not None and decimal_stands_for(exact, written, literal, other):
+            return True
     return False
 
 
@@ -246,6 +238,15 @@ def check_arithmetic_step(step_text: str | None) -> StepVerdict:
     reason = _screen(step_text)
     if reason:
         return StepVerdict.unverifiable(reason)
+    try:
+        return _check(step_text)
+    except (ArithmeticError, ValueError, RecursionError) as exc:
+        # Every operation is size-checked (verifiers.constants); this is the second line for a path that
+        # is not, so a batch caller still gets a verdict, with the reason to report.
+        return StepVerdict.unverifiable(f"{type(exc).__name__}: {exc}"[:300])
+
+
+def _check(step_text: str) -> StepVerdict:
     try:
         equations = find_equations(step_text)
     except ExpressionError as exc:

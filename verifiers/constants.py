@@ -6,6 +6,8 @@ arithmetic path is provably bounded and the pool's timeout is a second line of d
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 # Steps longer than this are not a single reasoning step; GSM8K's longest solution line is ~400 chars.
 MAX_STEP_CHARS = 20_000
 # Digits in one number literal: GSM8K's largest number has 10 digits; 1 MB of digits must not be parsed.
@@ -22,6 +24,15 @@ MAX_TOKENS = 4_000
 # Equations read from one step; a step asserting more is a table, not a step.
 MAX_EQUATIONS = 64
 
+# A decimal with at least this many significant digits is a machine's rendering of a double (Python's
+# repr writes 16-17 for a non-terminating value, %.15g writes 15), not a person's rounding.
+DOUBLE_MIN_DIGITS = 15
+# How far such a rendering may sit from the exact value, relative to the largest magnitude in the
+# computation: each float operation or decimal input adds up to half a unit of roundoff (2^-53), and a
+# calculator line has a handful; 2^-48 is 32 half-units. A slip changes a digit that carries the value
+# (relative change >= 1e-12 in the first 12 digits), so it stays far outside.
+DOUBLE_REL_TOL = Fraction(1, 2**48)
+
 # Default per-call wall-clock limits (seconds) for calls run through the worker pool.
 DEFAULT_STEP_TIMEOUT_S = 2.0  # arithmetic/logic checks take microseconds to milliseconds
 DEFAULT_GRADE_TIMEOUT_S = 5.0  # math_verify's own default timeout is 5 s per parse/verify
@@ -36,3 +47,6 @@ MAX_LOGIC_ATOMS = 64
 NUMBER_REL_TOL = 1e-6
 # Answers longer than this are not parsed by math_verify (a final answer is short).
 MAX_ANSWER_CHARS = 2_000
+# extract_answer reads only the last this-many characters of a solution: final answers sit at the end,
+# and the cut bounds one in-process call (~1 ms on 20 kB) whatever a model emits before it.
+MAX_SCAN_CHARS = 20_000

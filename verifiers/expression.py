@@ -208,7 +208,7 @@ class PrecedenceParser:
         value = self.primary()
         while (tok := self.peek()) is not None and tok.kind == "PCT":
             self.pos += 1
-            value = value / 100
+            value = self.guard(value / 100)  # "1%%%%..." divides once per sign: size-checked like any op
         return value
 
     def bracket(self) -> Any:
@@ -253,7 +253,7 @@ class _Parser(PrecedenceParser):
         if op != "*" and rhs == 0:
             raise ExpressionError("division by zero")
         if op == "//":  # Python floor division, as in GSM8K's calculator annotations
-            return Fraction(lhs // rhs)
+            return _check_size(Fraction(lhs // rhs))
         return _check_size(lhs * rhs if op == "*" else lhs / rhs)
 
     def pow(self, base: Fraction, exponent: Fraction) -> Fraction:

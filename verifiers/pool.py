@@ -63,7 +63,7 @@ class PoolConfig:
 
 def _failure(kind: str, reason: str) -> Any:
     """What a task returns when its worker timed out or died: verifiers never raise."""
-    return None if kind == "grade" else StepVerdict.unverifiable(reason)
+    return StepVerdict.unverifiable(reason)
 
 
 def _resolve(kind: str) -> Callable[[Any], Any]:

@@ -6,11 +6,12 @@ could not read and whose tokens include a whitelisted function (:data:`FUNCTIONS
 ``parse_expr``: the same whitelist tokens are parsed by a small precedence parser that builds SymPy objects
 with explicit constructors, under the size limits of :mod:`verifiers.constants`.
 
-Decisions: without a variable, ``(lhs - rhs).equals(0)`` (a side written as a decimal literal is accepted
-within one unit of its last digit, as in the exact path); with a variable, only an identity is a claim
-(``expand``/``simplify`` of the difference is 0: ``correct``), anything else is an equation to solve
-(``unverifiable``). SymPy calls run in a :mod:`verifiers.pool` worker, whose per-item timeout kills a hung
-call; called from outside a worker, :func:`check_symbolic` sends the equations to the shared pool.
+Decisions: without a variable, ``(lhs - rhs).equals(0)`` (a side written as a decimal literal may be
+rounded or a double's rendering, decided by :mod:`verifiers.rounding` as in the exact path); with a
+variable, only an identity is a claim (``expand``/``simplify`` of the difference is 0: ``correct``),
+anything else is an equation to solve (``unverifiable``). SymPy calls run in a :mod:`verifiers.pool`
+worker, whose per-item timeout kills a hung call; called from outside a worker, :func:`check_symbolic`
+sends the equations to the shared pool.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from verifiers.constants import (
     MAX_VALUE_BITS,
 )
 from verifiers.expression import ExpressionError, PrecedenceParser, Token, _power, tokenize
+from verifiers.rounding import decimal_literal, decimal_stands_for
 from verifiers.verdict import StepVerdict
 
 __all__ = ["CONSTANTS", "FUNCTIONS", "check_symbolic", "check_symbolic_equations", "symbolic_equations",
@@ -170,11 +172,15 @@ class _Builder(PrecedenceParser):
         raise ExpressionError(f"unexpected {tok.text!r}")
 
 
-def _decimal_places(side: Sequence[Token]) -> int | None:
-    body = side[1:] if len(side) == 2 and side[0].text == "-" else side
-    if len(body) == 1 and body[0].kind == "NUM" and body[0].decimals > 0:
-        return body[0].decimals
-    return None
+def _as_fraction(value: Any, places: int) -> Fraction | None:
+    """``value`` exactly when rational, else to ``places + _EXTRA_DIGITS`` digits; None when not real."""
+    if value.is_Rational:
+        return Fraction(int(value.p), int(value.q))
+    approx = value.evalf(places + _EXTRA_DIGITS)
+    if not approx.is_real or not approx.is_finite:
+        return None
+    rational = _sympy().Rational(approx)
+    return Fraction(int(rational.p), int(rational.q))
 
 
 def _decide(eq: Any, lhs: Any, rhs: Any) -> tuple[str, str]:
@@ -188,15 +194,18 @@ def _decide(eq: Any, lhs: Any, rhs: Any) -> tuple[str, str]:
         if sp.expand(diff) == 0 or (sp.count_ops(diff) <= MAX_SIMPLIFY_OPS and sp.simplify(diff) == 0):
             return "correct", ""
         return "unverifiable", f"{eq}: an equation in {', '.join(names)} to solve, not an identity"
-    for side, other in ((eq.rhs, lhs), (eq.lhs, rhs)):
-        places = _decimal_places(side)
-        written = rhs if side is eq.rhs else lhs
-        if places is not None and not other.is_Rational:  # an irrational value written rounded (pi/2 = 1.5708)
-            approx = other.evalf(places + _EXTRA_DIGITS)
-            if not approx.is_real:
-                return "unverifiable", f"{eq}: value is not a real number"
-            if abs(approx - written) < sp.Rational(1, 10**places):
-                return "correct", ""
+    # A decimal side may be rounded (pi/2 = 1.5708) or a double's rendering (sqrt(2) = 1.4142135623730951):
+    # the same rule as the exact path (verifiers.rounding).
+    for side, other_tokens, written, other in ((eq.rhs, eq.lhs, rhs, lhs), (eq.lhs, eq.rhs, lhs, rhs)):
+        literal = decimal_literal(side)
+        if literal is None or not written.is_Rational:
+            continue
+        exact = _as_fraction(other, literal.decimals)
+        if exact is None:
+            return "unverifiable", f"{eq}: value is not a real number"
+        if decimal_stands_for(exact, Fraction(int(written.p), int(written.q)), literal, other_tokens):
+            return "correct", ""
+        if not other.is_Rational:
             return "incorrect", f"{eq} (left ≈ {lhs.evalf(8)}, right ≈ {rhs.evalf(8)})"
     same = diff.equals(0)
     if same is True:

@@ -1,4 +1,4 @@
-"""The typed result every step verifier returns: verifiers never raise on model text."""
+"""The typed result every verifier returns (steps and final answers): verifiers never raise on model text."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ STATUSES: tuple[Status, ...] = ("correct", "incorrect", "unverifiable")
 
 @dataclass(frozen=True)
 class StepVerdict:
-    """Outcome of checking one step.
+    """Outcome of checking one step (or grading one final answer).
 
     ``detail`` names the failing equation (``incorrect``) or the reason (``unverifiable``);
     ``equations`` lists the claims that were checked, normalized, in order.

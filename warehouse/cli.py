@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import re
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -13,6 +18,13 @@ from warehouse.db import CONVENIENCE_VIEWS, connect
 from warehouse.schemas import PARTITION_COLUMNS, PRIMARY_KEYS, TABLES
 
 FORMATS = ("table", "csv", "json", "parquet")
+# DuckDB COPY options per --format; `table` with --output writes JSON lines (a file has no terminal width).
+_COPY_OPTIONS = {"csv": "FORMAT csv, HEADER", "json": "FORMAT json", "parquet": "FORMAT parquet",
+                 "table": "FORMAT json"}
+# Statement types that only read. SELECT covers WITH, FROM-first, VALUES, DESCRIBE, SHOW and SUMMARIZE.
+_READ_STATEMENTS = (duckdb.StatementType.SELECT,)
+_EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:ANALYZE\s+)?(?P<inner>.*)$", re.IGNORECASE | re.DOTALL)
+_RESULT_VIEW = "_prm_warehouse_result"
 
 
 def _fail(what: str, todo: str) -> None:
@@ -53,44 +65,95 @@ def main() -> None:
               help="Write the result to this file instead of stdout (required for parquet).")
 @click.option("--max-rows", type=int, default=40, show_default=True, help="Rows shown by --format table.")
 def sql(query: str, root: Path | None, fmt: str, output: Path | None, max_rows: int) -> None:
-    """Run a SQL query; QUERY '-' reads it from stdin.
+    """Run a read-only SQL query; QUERY '-' reads it from stdin.
+
+    Only reads run (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN); COPY, ATTACH,
+    INSERT, CREATE, SET, LOAD and the like are refused, so nothing can change the warehouse. Local
+    files can still be read with table functions, e.g. read_csv('my.csv') or read_parquet('x/*.parquet').
+    Results stream to the output, so exports of any size start at once.
 
     Example: prm-warehouse sql "SELECT * FROM labeled_steps LIMIT 5" --format csv -o steps.csv
     """
     if query == "-":
         query = sys.stdin.read()
+    if not query.strip():
+        _fail("no SQL to run (the query or stdin is empty)", 'pass a query, e.g. "SELECT * FROM problems LIMIT 5"')
+    if max_rows < 1:
+        _fail(f"--max-rows must be at least 1, got {max_rows}", "pass the number of rows to show")
+    if fmt == "parquet" and output is None:
+        _fail("parquet output is binary", "pass --output FILE.parquet")
+    if output is not None and not output.parent.is_dir():
+        _fail(f"folder {output.parent} does not exist", "create it first or write --output elsewhere")
     con = _open(root)
     try:
+        _require_reads(con, query)
         rel = con.sql(query)
-        if rel is None:
-            return
         if fmt == "table" and output is None:
             rel.show(max_rows=max_rows, max_width=200)
             return
-        data = rel.fetch_arrow_table()
+        rows = _export(con, rel, fmt, output)
     except duckdb.Error as exc:
         _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
               "check the SQL; `prm-warehouse tables` lists the tables and views")
-    _emit(data, fmt, output)
-
-
-def _emit(data, fmt: str, output: Path | None) -> None:
-    import pyarrow.parquet as pq
-
-    if fmt == "parquet" and output is None:
-        _fail("parquet output is binary", "pass --output FILE.parquet")
-    if fmt == "parquet":
-        pq.write_table(data, output)
-    else:  # csv, or json with one object per line (also used for --format table with --output)
-        frame = data.to_pandas()
-        text = frame.to_csv(index=False) if fmt == "csv" else frame.to_json(
-            orient="records", lines=True, date_format="iso").rstrip("\n") + "\n"
-        if output is None:
-            sys.stdout.write(text)
-        else:
-            output.write_text(text)
     if output is not None:
-        click.echo(f"wrote {data.num_rows} rows to {output}", err=True)
+        click.echo(f"wrote {rows} rows to {output}", err=True)
+
+
+def _require_reads(con: duckdb.DuckDBPyConnection, query: str) -> None:
+    """Refuse every statement of ``query`` that could write (DuckDB tells statement types apart)."""
+    statements = con.extract_statements(query)
+    if not statements:
+        _fail("no SQL statement in the query (only comments?)", 'pass a query, e.g. "SELECT * FROM problems"')
+    for statement in statements:
+        explained = _EXPLAIN.match(statement.query) if statement.type == duckdb.StatementType.EXPLAIN else None
+        inner = con.extract_statements(explained["inner"]) if explained else [statement]
+        refused = [s.type.name for s in inner if s.type not in _READ_STATEMENTS]
+        if refused:
+            _fail(f"{refused[0]} statements are not allowed: prm-warehouse sql only reads",
+                  "run a SELECT (or WITH, FROM, DESCRIBE, SHOW, SUMMARIZE); read local files with read_csv() "
+                  "or read_parquet()")
+
+
+def _export(con: duckdb.DuckDBPyConnection, rel: duckdb.DuckDBPyRelation, fmt: str, output: Path | None) -> int:
+    """Write the result with DuckDB's own COPY, which streams and knows every DuckDB type; returns rows."""
+    con.register(_RESULT_VIEW, rel)  # a temporary view: nothing is computed until COPY pulls rows
+    copy = "COPY {view} TO '{target}' ({options})"
+    with _target(output) as target:
+        (rows,) = con.execute(copy.format(view=_RESULT_VIEW, target=target.replace("'", "''"),
+                                          options=_COPY_OPTIONS[fmt])).fetchone()
+    return rows
+
+
+@contextmanager
+def _target(output: Path | None) -> Iterator[str]:
+    """A path for COPY: ``output``, or a pipe whose bytes go to stdout through Python (so they interleave
+    with everything else the process prints, and test runners that replace sys.stdout see them)."""
+    if output is not None:
+        yield str(output)
+        return
+    read_fd, write_fd = os.pipe()
+    stdout = click.get_binary_stream("stdout")
+    reader_gone = threading.Event()
+
+    def pump() -> None:
+        try:
+            with os.fdopen(read_fd, "rb") as pipe:
+                while chunk := pipe.read(1 << 16):
+                    stdout.write(chunk)
+                stdout.flush()
+        except BrokenPipeError:  # e.g. `| head`: closing our end makes DuckDB's next write fail, which stops it
+            reader_gone.set()
+
+    thread = threading.Thread(target=pump, name="prm-warehouse-stdout", daemon=True)
+    thread.start()
+    try:
+        yield f"/dev/fd/{write_fd}"
+    finally:
+        os.close(write_fd)  # DuckDB closed its own descriptor; this is the last writer, so pump sees EOF
+        thread.join()
+        if reader_gone.is_set():  # not an error: the reader has what it wanted; exit without a word
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+            sys.exit(0)
 
 
 @main.command()

@@ -6,22 +6,22 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse.methods import method_names
 from warehouse.schemas import TABLES
+from warehouse.version import check_version
 
-# Label methods pivoted side by side in ``labeled_steps``; unknown methods still appear in step_labels.
-LABEL_METHODS: tuple[str, ...] = ("mc", "omegaprm", "sympy", "z3", "judge", "consensus")
-
+# One (soft, hard) column pair per method of the method table, side by side in ``labeled_steps``.
 _PIVOT = ",\n".join(
     f"  max(CASE WHEN l.method = '{m}' THEN l.soft_label END) AS {m}_soft,\n"
     f"  bool_or(l.hard_label) FILTER (WHERE l.method = '{m}') AS {m}_hard"
-    for m in LABEL_METHODS
+    for m in method_names()
 )
 
 CONVENIENCE_VIEWS: dict[str, str] = {
     # Every step with its problem, solution and each method's label in one row.
     "labeled_steps": f"""
 SELECT s.problem_id, s.solution_id, s.step_idx, p.task, p.source, p.question, p.gold_answer,
-  s.text AS step_text, so.final_answer, so.is_correct AS solution_correct, so.model,
+  s.text AS step_text, s.char_start, s.char_end, so.final_answer, so.is_correct AS solution_correct, so.model,
   s.is_correct_truth,
 {_PIVOT}
 FROM steps s
@@ -62,6 +62,7 @@ def connect(root: str | Path, database: str = ":memory:") -> duckdb.DuckDBPyConn
     with no files yet are empty views of the right types. Nothing is written to ``root``.
     """
     root = Path(root)
+    check_version(root)
     con = duckdb.connect(database)
     for table, schema in TABLES.items():
         if _has_files(root, table):

@@ -7,9 +7,12 @@ Parquet files, so a nightly refresh appends a new ``day=`` folder without rewrit
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+# Version 2: ``steps`` carry their character span in the solution text, ``solutions`` their prompt version.
+SCHEMA_VERSION = 2
 PARTITION_COLUMNS: tuple[str, ...] = ("source", "day")
 
 _PARTITION = [
@@ -52,6 +55,7 @@ SOLUTIONS = _schema(
     pa.field("status", pa.string(), nullable=False),  # ok | error
     pa.field("error", pa.string()),
     pa.field("model", pa.string(), nullable=False),
+    pa.field("prompt_version", pa.string()),  # prm.format.prompt_version of the prompt the model saw
     pa.field("temperature", pa.float32()),
     pa.field("seed", pa.int64()),
     pa.field("prompt_tokens", pa.int32()),
@@ -62,7 +66,9 @@ STEPS = _schema(
     pa.field("solution_id", pa.string(), nullable=False),
     pa.field("problem_id", pa.string(), nullable=False),
     pa.field("step_idx", pa.int32(), nullable=False),  # 0-based, as in ProcessBench
-    pa.field("text", pa.string(), nullable=False),
+    pa.field("text", pa.string(), nullable=False),  # == solutions.text[char_start:char_end]
+    pa.field("char_start", pa.int32(), nullable=False),  # span of the step in the solution text (prm.format)
+    pa.field("char_end", pa.int32(), nullable=False),
     pa.field("is_correct_truth", pa.bool_()),  # exact truth where the task defines one, else null
 )
 
@@ -156,6 +162,49 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "judgments": ("judgment_id",),
     "verifications": ("solution_id", "step_idx", "verifier"),
     "label_audit": ("run_id", "method"),
+}
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """The values a column may hold beyond its Arrow type; every write enforces them (warehouse/validate.py).
+
+    Nulls are judged by the field's ``nullable`` alone, and every float column also refuses NaN and
+    infinity, so neither needs a rule here.
+    """
+
+    low: float | None = None  # inclusive lower bound
+    high: float | None = None  # inclusive upper bound
+    one_of: tuple[str, ...] = ()  # the only values allowed, when not empty
+    at_most: str | None = None  # a column of the same row that this one may not exceed
+
+
+_INDEX = Allowed(low=0)  # 0-based positions, counts and costs
+_FIRST_ERROR = Allowed(low=-1)  # -1 = no wrong step (prm.format.labels)
+_SHARE = Allowed(low=0, high=1)  # probabilities, accuracies and agreement rates
+
+# Status vocabularies. prm.format.labels, prm.generation.constants and verifiers.verdict name the same
+# values; tests/warehouse/test_validate.py fails when they drift apart.
+SOLUTION_STATUSES: tuple[str, ...] = ("ok", "error")
+LABEL_STATUSES: tuple[str, ...] = ("labeled", "by_convention", "unverifiable")
+VERDICT_STATUSES: tuple[str, ...] = ("correct", "incorrect", "unverifiable")
+
+VALUE_RULES: dict[str, dict[str, Allowed]] = {
+    "problems": {"n_gold_steps": _INDEX},
+    "solutions": {"sample_idx": _INDEX, "n_steps": _INDEX, "first_error_truth": _FIRST_ERROR,
+                  "status": Allowed(one_of=SOLUTION_STATUSES), "temperature": Allowed(low=0),
+                  "prompt_tokens": _INDEX, "completion_tokens": _INDEX},
+    "steps": {"step_idx": _INDEX, "char_start": Allowed(low=0, at_most="char_end")},
+    "rollouts": {"step_idx": _INDEX, "rollout_idx": _INDEX, "completion_tokens": _INDEX},
+    "step_labels": {"step_idx": _INDEX, "soft_label": _SHARE, "status": Allowed(one_of=LABEL_STATUSES),
+                    "n_rollouts": _INDEX, "n_correct": Allowed(low=0, at_most="n_rollouts"),
+                    "first_error": _FIRST_ERROR, "cost_rollouts": _INDEX, "cost_tokens": _INDEX},
+    "judgments": {"n_votes": _INDEX, "n_abstain": Allowed(low=0, at_most="n_votes"), "first_error": _FIRST_ERROR,
+                  "agreement": _SHARE, "cost_tokens": _INDEX},
+    "verifications": {"step_idx": _INDEX, "status": Allowed(one_of=VERDICT_STATUSES), "elapsed_ms": Allowed(low=0)},
+    "label_audit": {"n_solutions": _INDEX, "n_steps": _INDEX, "step_accuracy": _SHARE, "step_f1": _SHARE,
+                    "first_error_acc": _SHARE, "correct_acc": _SHARE, "processbench_f1": _SHARE,
+                    "rollouts_per_step": _INDEX, "tokens_per_step": _INDEX},
 }
 
 

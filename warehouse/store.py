@@ -2,7 +2,9 @@
 
 Layout: ``<root>/<table>/source=<source>/day=<YYYY-MM-DD>/part-<writer>-<run_id>.parquet``.
 A write validates every row first, writes a hidden temp file in the target folder and renames it
-into place, so a killed run leaves no partial ``*.parquet`` file for DuckDB to read.
+into place, so a killed run leaves no partial ``*.parquet`` file for DuckDB to read; a replace swaps
+a writer's files under the partition's lock with a journal (warehouse/commit.py), so concurrent or
+killed writers never leave duplicate or missing rows behind.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from warehouse.commit import commit, delete_committed, recover, write_temp
 from warehouse.config import default_root
 from warehouse.schemas import PARTITION_COLUMNS, TABLES, file_schema
 from warehouse.validate import Rows, SchemaError, validate_rows
+from warehouse.version import check_version, stamp_version
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-TMP_PREFIX = ".tmp-"
 
 
 def _safe(value: str, what: str) -> str:
@@ -47,10 +50,10 @@ def new_run_id() -> str:
 
 @dataclass(frozen=True)
 class WriteResult:
-    """Where a write landed and how many rows it holds."""
+    """Where a write landed (``path`` is None for zero rows: no file) and how many rows it holds."""
 
     table: str
-    path: Path
+    path: Path | None
     rows: int
     replaced: tuple[Path, ...] = ()
 
@@ -66,6 +69,8 @@ class Warehouse:
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = Path(root) if root is not None else default_root()
+        check_version(self.root)  # an older warehouse is refused with what to do, never misread
+        self.remove_stale_temp_files()  # finish or clean up after writers killed since the last open
 
     def tables(self) -> list[str]:
         return sorted(TABLES)
@@ -78,6 +83,10 @@ class Warehouse:
     def partition_dir(self, table: str, source: str, day: str) -> Path:
         if not _DAY.match(day):
             raise ValueError(f"day {day!r} is not YYYY-MM-DD")
+        try:
+            dt.date.fromisoformat(day)
+        except ValueError as exc:
+            raise ValueError(f"day {day!r} is not a calendar date YYYY-MM-DD ({exc})") from None
         return self.root / table / f"source={_safe(source, 'source')}" / f"day={day}"
 
     def files(self, table: str) -> list[Path]:
@@ -101,12 +110,14 @@ class Warehouse:
         """Validate ``rows`` and write them as one new file in partition (source, day).
 
         ``writer`` names who wrote the file (default: the table); with ``replace=True`` the
-        writer's earlier files in that partition are removed after the new file is in place,
-        which makes re-materializing a partition idempotent. Raises SchemaError before
-        touching the disk if any row is bad.
+        writer's earlier files in that partition are swapped for the new one (never both visible),
+        which makes re-materializing a partition idempotent. Zero rows is a normal write: no file
+        is added (with ``replace``, the writer's earlier rows are still removed). Raises SchemaError
+        before touching the disk if any row is bad.
         """
         schema = self.schema(table)
         day = day or today()
+        folder = self.partition_dir(table, source, day)
         run_id = run_id or new_run_id()
         defaults = {"run_id": run_id, "created_at": dt.datetime.now(dt.UTC), "source": source, "day": day,
                     **(extra_defaults or {})}
@@ -118,17 +129,16 @@ class Warehouse:
             rows = [{k: v for k, v in row.items() if k not in PARTITION_COLUMNS} for row in rows]
         data = validate_rows(table, schema, rows, defaults).select(file_schema(table).names)
         data = data.cast(file_schema(table))
-        folder = self.partition_dir(table, source, day)
+        writer_prefix = f"part-{_safe(writer or table, 'writer')}-"
+        if data.num_rows == 0 and not (replace and folder.is_dir()):
+            return WriteResult(table=table, path=None, rows=0)
+        stamp_version(self.root)
         folder.mkdir(parents=True, exist_ok=True)
-        name = f"part-{_safe(writer or table, 'writer')}-{_safe(run_id, 'run_id')}-{uuid.uuid4().hex[:6]}.parquet"
-        final = folder / name
-        _atomic_write_parquet(data, final)
-        replaced: tuple[Path, ...] = ()
-        if replace:
-            prefix = f"part-{_safe(writer or table, 'writer')}-"
-            replaced = tuple(p for p in folder.glob(f"{prefix}*.parquet") if p != final)
-            for path in replaced:
-                path.unlink(missing_ok=True)
+        final = tmp = None
+        if data.num_rows:
+            final = folder / f"{writer_prefix}{_safe(run_id, 'run_id')}-{uuid.uuid4().hex[:6]}.parquet"
+            tmp = write_temp(data, final)
+        replaced = commit(folder, tmp, final, replace_prefix=writer_prefix if replace else None)
         return WriteResult(table=table, path=final, rows=data.num_rows, replaced=replaced)
 
     def read(self, table: str) -> pa.Table:
@@ -139,10 +149,7 @@ class Warehouse:
         """Remove the committed files of one partition (only ``writer``'s when given); returns them."""
         folder = self.partition_dir(table, source, day)
         prefix = f"part-{_safe(writer, 'writer')}-" if writer else "part-"
-        doomed = sorted(folder.glob(f"{prefix}*.parquet")) if folder.exists() else []
-        for path in doomed:
-            path.unlink(missing_ok=True)
-        return doomed
+        return delete_committed(folder, prefix) if folder.is_dir() else []
 
     def read_partition(self, table: str, source: str, day: str) -> pa.Table:
         """Rows of one (source, day) partition of ``table`` (empty table if none)."""
@@ -159,11 +166,9 @@ class Warehouse:
                                 promote_options="default")
 
     def remove_stale_temp_files(self) -> list[Path]:
-        """Delete temp files left by killed writers; returns what was removed."""
-        stale = [p for p in self.root.glob(f"*/source=*/day=*/{TMP_PREFIX}*")]
-        for path in stale:
-            path.unlink(missing_ok=True)
-        return stale
+        """Finish replaces that killed writers committed, and delete the temp files of writers that
+        are dead (or of any writer, after an hour); returns the temp files deleted. Runs at open."""
+        return recover(self.root) if self.root.is_dir() else []
 
 
 def _with_partition(data: pa.Table, path: Path) -> pa.Table:
@@ -172,17 +177,6 @@ def _with_partition(data: pa.Table, path: Path) -> pa.Table:
     return data.append_column("source", pa.array([source] * data.num_rows, pa.string())).append_column(
         "day", pa.array([day] * data.num_rows, pa.string())
     )
-
-
-def _atomic_write_parquet(data: pa.Table, final: Path) -> None:
-    tmp = final.with_name(f"{TMP_PREFIX}{final.name}.{os.getpid()}")
-    try:
-        pq.write_table(data, tmp, compression="zstd")
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 __all__ = ["SchemaError", "Warehouse", "WriteResult", "new_run_id", "today"]

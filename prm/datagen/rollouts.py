@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prm.format import Segmented
 from prm.generation import GenerationBackend, rollouts_from_prefixes
 from prm.tasks.records import stable_id
-from prm.tasks.segment import DEFAULT_SEPARATOR, join_steps
 from verifiers import extract_answer, grade_answers
 
 
@@ -20,7 +20,7 @@ class RolloutTarget:
     solution_id: str
     problem_id: str
     step_idx: int
-    prefix: str  # formatted prompt + the first step_idx + 1 steps + separator
+    prefix: str  # formatted prompt + the completion up to the end of step step_idx (see prefix_target)
     gold_answer: str
 
     @property
@@ -29,19 +29,19 @@ class RolloutTarget:
         return hashlib.sha1(self.prefix.encode("utf-8")).hexdigest()[:16]
 
 
-def rollout_targets(
-    solution: Mapping[str, Any],
-    steps: Sequence[str],
-    prompt: str,
-    gold_answer: str,
-    step_indices: Iterable[int] | None = None,
-    separator: str = DEFAULT_SEPARATOR,
-) -> list[RolloutTarget]:
-    """Targets for ``step_indices`` (default: every step) of one solution."""
-    indices = range(len(steps)) if step_indices is None else step_indices
-    return [RolloutTarget(solution_id=solution["solution_id"], problem_id=solution["problem_id"], step_idx=k,
-                          prefix=prompt + join_steps(list(steps[: k + 1]), separator) + separator,
-                          gold_answer=gold_answer) for k in indices]
+def prefix_target(solution_id: str, problem_id: str, prompt: str, seg: Segmented, step_idx: int,
+                  gold_answer: str) -> RolloutTarget:
+    """The rollout target of steps ``0..step_idx`` of ``seg``: the only place a rollout prefix is rendered.
+
+    The prefix is ``prompt + seg.prefix(step_idx)``, the model's own characters (``step_idx = -1``: the
+    question alone), so the rollouts asset and every labeler hash the same prefix the same way.
+
+    >>> from prm.format import segment
+    >>> prefix_target("s", "p", "Q\\n", segment("1+1 = 2\\r\\n2+2 = 4"), 0, "4").prefix
+    'Q\\n1+1 = 2\\r\\n'
+    """
+    return RolloutTarget(solution_id=solution_id, problem_id=problem_id, step_idx=step_idx,
+                         prefix=prompt + seg.prefix(step_idx), gold_answer=gold_answer)
 
 
 def rollout_rows(

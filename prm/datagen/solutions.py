@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from prm.datagen.truth import step_truths
+from prm.format import Prompter, segment
 from prm.generation import Completion, GenerationBackend, sample_solutions
 from prm.tasks.records import stable_id
-from prm.tasks.segment import DEFAULT_SEPARATOR, split_steps
 from verifiers import extract_answer, grade_answers
 
 
@@ -43,20 +43,21 @@ def solution_rows(
     n: int,
     temperature: float,
     seed: int | None,
-    separator: str = DEFAULT_SEPARATOR,
+    prompt_version: str,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], SampleStats]:
     """Rows of ``solutions`` and ``steps`` for ``completions[i]`` sampled on ``problems[i]``.
 
     A failed request becomes ``n`` solution rows with status ``error`` (never dropped); texts are
-    split into steps, the final answer extracted and graded, and generated problems get exact
-    per-step truth and the first wrong step.
+    segmented by :func:`prm.format.segment` (steps carry their character spans into the text), the final
+    answer extracted and graded, and generated problems get exact per-step truth and the first wrong step.
     """
     solutions: list[dict[str, Any]] = []
     steps: list[dict[str, Any]] = []
     pending_grades: list[tuple[str | None, str]] = []
     for problem, completion in zip(problems, completions, strict=True):
         pid = problem["problem_id"]
-        base = {"problem_id": pid, "model": model, "temperature": temperature, "seed": seed}
+        base = {"problem_id": pid, "model": model, "temperature": temperature, "seed": seed,
+                "prompt_version": prompt_version}
         if not completion.ok:
             for k in range(n):
                 solutions.append({**base, "solution_id": solution_id(pid, model, seed, k), "sample_idx": k,
@@ -66,7 +67,8 @@ def solution_rows(
             continue
         for k, text in enumerate(completion.texts):
             sid = solution_id(pid, model, seed, k)
-            parts = split_steps(text, separator)
+            seg = segment(text)
+            parts = seg.steps
             truth, first_error = step_truths(problem, parts)
             answer = extract_answer(text)
             pending_grades.append((answer, problem["gold_answer"]))
@@ -75,8 +77,9 @@ def solution_rows(
                               "finish_reason": completion.finish_reasons[k], "status": "ok",
                               "prompt_tokens": completion.prompt_tokens,
                               "completion_tokens": completion.completion_tokens[k]})
-            steps += [{"solution_id": sid, "problem_id": pid, "step_idx": i, "text": part, "is_correct_truth": ok}
-                      for i, (part, ok) in enumerate(zip(parts, truth, strict=True))]
+            steps += [{"solution_id": sid, "problem_id": pid, "step_idx": i, "text": part, "char_start": start,
+                       "char_end": end, "is_correct_truth": ok}
+                      for i, (part, (start, end), ok) in enumerate(zip(parts, seg.spans, truth, strict=True))]
     grades = iter(grade_answers(pending_grades))
     for row in solutions:
         if row["status"] == "ok":
@@ -95,17 +98,16 @@ def solution_rows(
 def sample_solution_rows(
     backend: GenerationBackend,
     problems: Sequence[Mapping[str, Any]],
-    prompt: Callable[[str], str],
+    prompter: Prompter,
     *,
     model: str,
     n: int,
     seed: int | None,
     max_tokens: int = 256,
     temperature: float = 1.0,
-    separator: str = DEFAULT_SEPARATOR,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], SampleStats]:
     """Sample ``n`` solutions per problem in one batched engine call and build their rows."""
-    completions = sample_solutions(backend, [prompt(p["question"]) for p in problems], n,
+    completions = sample_solutions(backend, [prompter(p["question"]) for p in problems], n,
                                    max_tokens=max_tokens, temperature=temperature, seed=seed)
     return solution_rows(problems, completions, model=model, n=n, temperature=temperature, seed=seed,
-                         separator=separator)
+                         prompt_version=prompter.version)

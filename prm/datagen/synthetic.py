@@ -13,6 +13,7 @@ from typing import Any
 
 from prm.datagen.solutions import SampleStats, solution_id
 from prm.datagen.truth import logic_problem, step_truths
+from prm.format import join_steps, segment
 from prm.tasks.logic import corrupt_steps
 
 SYNTHETIC_MODEL = "synthetic:gold+corruption"  # solutions.model of these rows; rollout labelers skip them
@@ -32,16 +33,18 @@ def synthetic_solution_rows(
             texts = list(problem.gold_steps)
             if k > 0:
                 texts = corrupt_steps(problem, _seed(problem.problem_id, seed, k))[0]
-            truth, first_error = step_truths(row, texts)
             answer = _concluded(texts, problem.target) or problem.answer
+            seg = segment(join_steps(texts) + f"Answer: {answer}")  # program-written: the canonical layout
+            truth, first_error = step_truths(row, seg.steps)
             sid = solution_id(problem.problem_id, SYNTHETIC_MODEL, seed, k)
             solutions.append({"solution_id": sid, "problem_id": problem.problem_id, "sample_idx": k,
-                              "text": "\n".join([*texts, f"Answer: {answer}"]), "n_steps": len(texts),
+                              "text": seg.text, "n_steps": len(seg),
                               "final_answer": answer, "is_correct": answer == problem.answer,
                               "first_error_truth": first_error, "finish_reason": "stop", "status": "ok",
                               "model": SYNTHETIC_MODEL, "seed": seed, "prompt_tokens": 0, "completion_tokens": 0})
             steps += [{"solution_id": sid, "problem_id": problem.problem_id, "step_idx": i, "text": t,
-                       "is_correct_truth": ok} for i, (t, ok) in enumerate(zip(texts, truth, strict=True))]
+                       "char_start": start, "char_end": end, "is_correct_truth": ok}
+                      for i, (t, (start, end), ok) in enumerate(zip(seg.steps, seg.spans, truth, strict=True))]
     stats = SampleStats(n_problems=len(problems), n_solutions=len(solutions), n_errors=0,
                         n_correct=sum(s["is_correct"] for s in solutions), prompt_tokens=0, completion_tokens=0)
     return solutions, steps, stats

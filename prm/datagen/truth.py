@@ -6,10 +6,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from prm.format import first_error_of, labels_from_first_error, split_steps
 from prm.tasks.arithmetic import ArithmeticProblem, first_error_index, step_truth
 from prm.tasks.logic import LogicProblem
 from prm.tasks.logic import step_truth as logic_step_truth
-from prm.tasks.segment import split_steps
 
 
 def arithmetic_problem(row: Mapping[str, Any]) -> ArithmeticProblem | None:
@@ -49,6 +49,5 @@ def step_truths(row: Mapping[str, Any], steps: Sequence[str]) -> tuple[list[bool
     logic = logic_problem(row)
     if logic is None:
         return [None] * len(steps), None
-    local = logic_step_truth(logic, list(steps))
-    first = next((i for i, ok in enumerate(local) if not ok), -1)
-    return [first < 0 or i < first for i in range(len(steps))], first
+    first = first_error_of(logic_step_truth(logic, list(steps)))  # local verdicts: one per step
+    return labels_from_first_error(len(steps), first), first

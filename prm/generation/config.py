@@ -13,8 +13,10 @@ BACKENDS = ("vllm", "openai")
 class GenerationConfig:
     """How to generate: which backend, which model, and the engine or client knobs.
 
-    >>> GenerationConfig(model="smollm2-135m-instruct").backend
-    'vllm'
+    >>> GenerationConfig(backend="tgi")
+    Traceback (most recent call last):
+    ...
+    ValueError: backend='tgi' is unknown; set backend to one of ('vllm', 'openai')
     """
 
     backend: str = "vllm"  # "vllm" (in-process offline engine, in a worker) or "openai" (HTTP server)

@@ -19,7 +19,7 @@ def sample_solutions(
     stop: Sequence[str] = (),
     seed: int | None = None,
 ) -> list[Completion]:
-    """``n`` solutions per formatted prompt (see ``prm.models.format_prompt``), one row per prompt.
+    """``n`` solutions per formatted prompt (see ``prm.format.format_prompt``), one row per prompt.
 
     ``seed`` fixes request ``i`` to ``seed + i * n``; ``None`` derives seeds from the config seed.
     """
@@ -40,9 +40,9 @@ def rollouts_from_prefixes(
 ) -> list[Completion]:
     """``n`` continuations of each step prefix: the Monte-Carlo labelers' primitive.
 
-    A prefix is the formatted prompt followed by the first ``k`` steps and their separator, e.g.
-    ``format_prompt(tok, q) + join_steps(steps[:k]) + "\\n"``; the text returned is only the
-    continuation. All prefixes of one solution share the prompt, and prefix caching reuses its KV.
+    A prefix is the formatted prompt followed by the model's own text up to the end of a step, rendered
+    from stored spans (``prm.datagen.prefix_target``); the text returned is only the continuation. All
+    prefixes of one solution share the prompt, and prefix caching reuses its KV.
     """
     return backend.generate(_requests(prefixes, n, max_tokens, temperature, top_p, stop, seed))
 

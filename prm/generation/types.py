@@ -11,7 +11,7 @@ from prm.generation.constants import FINISH_NOT_RUN, STATUS_ERROR, STATUS_OK
 class GenerationRequest:
     """One prompt to sample ``n`` completions for."""
 
-    prompt: str  # fully formatted prompt text (see prm.models.format_prompt)
+    prompt: str  # fully formatted prompt text (see prm.format.format_prompt)
     n: int = 1  # completions to sample for this prompt
     max_tokens: int = 256  # generation budget per completion; arithmetic solutions fit in ~100
     temperature: float = 1.0  # 1.0 keeps the policy's own distribution, which MC labeling assumes

@@ -4,7 +4,8 @@ Every labeler has the same call, ``get_labeler(name, config).label(solutions, sa
 and returns a :class:`LabelRun` whose rows fit ``step_labels`` and whose new rollouts fit ``rollouts``.
 """
 
-from prm.labeling.audit import AuditRow, audit_labels, f1_difference_ci, markdown_table, predicted_first_errors
+from prm.evaluation.metrics import f1_difference_ci
+from prm.labeling.audit import AuditRow, audit_labels, markdown_table, predicted_first_errors
 from prm.labeling.mc import MCConfig, MCLabeler
 from prm.labeling.omega_search import OmegaPRMConfig, QuestionSearch
 from prm.labeling.omegaprm import OmegaPRMLabeler

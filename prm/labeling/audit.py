@@ -1,27 +1,24 @@
 """Label quality against exact truth: step accuracy/F1, first-error accuracy, ProcessBench F1, cost.
 
-Conventions:
+The metrics live in :mod:`prm.evaluation.metrics` (shared with PRM evaluation). Conventions here:
 
-* Step F1 takes the *wrong step* as the positive class (what a PRM must catch). A step without a
-  hard label (no row, or unverifiable) counts as a miss: wrong for accuracy, a false negative when
-  the step is wrong.
+* A step without a hard label (no row, or unverifiable) counts as a miss: wrong for accuracy, a false
+  negative when the step is wrong.
 * A solution's predicted first error is the ``first_error`` its rows carry; methods that set none
   get it from hard labels: the first step labeled False, -1 when every step is labeled True, none when
   an unlabeled step comes first. No prediction is a miss.
-* ProcessBench F1 = harmonic mean of first-error accuracy on wrong solutions (truth >= 0) and
-  acceptance accuracy on correct ones (truth = -1), as in ProcessBench (Zheng et al. 2024).
 * Cost per step = the run's total rollouts (tokens) / steps in the audited solutions, labeled or not.
 """
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from prm.labeling.mc import first_error_of
+from prm.evaluation.metrics import first_error_accuracies, harmonic_mean, ratio, step_f1
+from prm.format import first_error_of
 from prm.labeling.types import StepLabel
 
 
@@ -46,16 +43,6 @@ class AuditRow:
         row = asdict(self)
         row.pop("coverage")
         return row
-
-
-def _ratio(num: float, den: float) -> float | None:
-    return num / den if den else None
-
-
-def _f1(a: float | None, b: float | None) -> float | None:
-    if a is None or b is None:
-        return None
-    return 2 * a * b / (a + b) if a + b else 0.0
 
 
 def _as_row(label: StepLabel | Mapping[str, Any]) -> Mapping[str, Any]:
@@ -104,12 +91,11 @@ def audit_labels(method: str, labels: Sequence[StepLabel | Mapping[str, Any]],
     n_steps = sum(len(t) for t in truth_steps.values())
     rollouts = sum(int(r.get("cost_rollouts") or 0) for r in rows) if cost_rollouts is None else cost_rollouts
     tokens = sum(int(r.get("cost_tokens") or 0) for r in rows) if cost_tokens is None else cost_tokens
-    precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
-    return AuditRow(method=method, n_solutions=len(truth_fe), n_steps=n_steps, step_accuracy=_ratio(right, judged),
-                    step_f1=_f1(precision or 0.0, recall or 0.0) if tp + fp + fn else None,
-                    first_error_acc=fe_acc, correct_acc=ok_acc, processbench_f1=_f1(fe_acc, ok_acc),
-                    rollouts_per_step=_ratio(rollouts, n_steps), tokens_per_step=_ratio(tokens, n_steps),
-                    coverage=_ratio(labeled, judged))
+    return AuditRow(method=method, n_solutions=len(truth_fe), n_steps=n_steps, step_accuracy=ratio(right, judged),
+                    step_f1=step_f1(tp, fp, fn),
+                    first_error_acc=fe_acc, correct_acc=ok_acc, processbench_f1=harmonic_mean(fe_acc, ok_acc),
+                    rollouts_per_step=ratio(rollouts, n_steps), tokens_per_step=ratio(tokens, n_steps),
+                    coverage=ratio(labeled, judged))
 
 
 def predicted_first_errors(rows: Sequence[Mapping[str, Any]], n_steps: Mapping[str, int]) -> dict[str, int | None]:
@@ -125,55 +111,6 @@ def predicted_first_errors(rows: Sequence[Mapping[str, Any]], n_steps: Mapping[s
         if r.get("first_error") is not None:
             stated[r["solution_id"]] = int(r["first_error"])
     return {sid: stated.get(sid, first_error_of([hard[sid].get(k) for k in range(n)])) for sid, n in n_steps.items()}
-
-
-def first_error_accuracies(preds: Mapping[str, int | None],
-                           truth: Mapping[str, int]) -> tuple[float | None, float | None]:
-    """(first-error exact match on wrong solutions, acceptance of correct ones) over the ``truth`` ids.
-
-    >>> first_error_accuracies({"w": 2, "c": 0}, {"w": 2, "c": -1})
-    (1.0, 0.0)
-    """
-    wrong = [sid for sid, fe in truth.items() if fe >= 0]
-    right = [sid for sid, fe in truth.items() if fe < 0]
-    return (_ratio(sum(preds.get(s) == truth[s] for s in wrong), len(wrong)),
-            _ratio(sum(preds.get(s) == -1 for s in right), len(right)))
-
-
-def processbench_f1(preds: Mapping[str, int | None], truth: Mapping[str, int]) -> float | None:
-    """Harmonic mean of :func:`first_error_accuracies`; None when one kind of solution is missing."""
-    return _f1(*first_error_accuracies(preds, truth))
-
-
-def f1_difference_ci(preds_a: Mapping[str, int | None], preds_b: Mapping[str, int | None],
-                     truth: Mapping[str, int], *, n_boot: int = 2000, seed: int = 0) -> dict[str, float | None]:
-    """ProcessBench F1 of ``a`` minus ``b`` with a paired bootstrap 95% interval (solutions resampled
-    within the wrong and the correct group, so both stay present).
-
-    >>> truth = {"w1": 1, "w2": 2, "c": -1}
-    >>> f1_difference_ci({"w1": 1, "w2": 2, "c": -1}, {"w1": 1, "w2": 0, "c": -1}, truth, n_boot=200)["delta"]
-    0.333...
-    """
-    delta = _diff(processbench_f1(preds_a, truth), processbench_f1(preds_b, truth))
-    wrong = [s for s, fe in truth.items() if fe >= 0]
-    right = [s for s, fe in truth.items() if fe < 0]
-    hits = [([p.get(s) == truth[s] for s in wrong], [p.get(s) == -1 for s in right]) for p in (preds_a, preds_b)]
-    rng = random.Random(seed)
-    deltas = []
-    for _ in range(n_boot):
-        iw = [rng.randrange(len(wrong)) for _ in wrong]
-        ir = [rng.randrange(len(right)) for _ in right]
-        f1s = [_f1(_ratio(sum(w[k] for k in iw), len(iw)), _ratio(sum(r[k] for k in ir), len(ir))) for w, r in hits]
-        if (d := _diff(*f1s)) is not None:
-            deltas.append(d)
-    deltas.sort()
-    lo = deltas[int(0.025 * len(deltas))] if deltas else None
-    hi = deltas[min(len(deltas) - 1, int(0.975 * len(deltas)))] if deltas else None
-    return {"delta": delta, "ci_low": lo, "ci_high": hi}
-
-
-def _diff(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else a - b
 
 
 _COLUMNS = ("method", "n_solutions", "n_steps", "step_accuracy", "step_f1", "first_error_acc", "correct_acc",

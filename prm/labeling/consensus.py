@@ -6,13 +6,14 @@ verdict per solution (:class:`SolutionVerdicts`); a policy keeps a solution with
 
 * ``mc_judge_agree``: MC and the judge name the same first error (Qwen's "Lessons of Developing PRMs"
   consensus filter, Zhang et al. 2025).
-* ``formal_override``: the formal verifiers' first error where they decide it, else MC's.
+* ``formal_override``: the formal verifiers' (``sympy``, ``z3``: the method table's ``formal`` kind) first
+  error where they decide it and agree, else MC's.
 * ``all_agree``: every method with a verdict agrees, and at least ``min_methods`` have one.
 
-The formal verdict of a step is ``incorrect`` if any verifier says so, ``correct`` if one says correct and
-none incorrect, else unknown. The formal first error is decided when every step before the first incorrect
-one is correct (or every step is correct: -1): later steps are wrong by convention, so their coverage
-cannot change it. Kept solutions get ``step_labels`` rows with method ``consensus``.
+Each verifier is its own method (its ``verifications.verifier`` name). Its first error is decided when
+every step before the first incorrect one is correct (or every step is correct: -1): later steps are
+wrong by convention, so their coverage cannot change it. Kept solutions get ``step_labels`` rows with
+method ``consensus``.
 """
 
 from __future__ import annotations
@@ -22,21 +23,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prm.format import first_error_of, labels_from_first_error, statuses_from_first_error
 from prm.labeling.audit import AuditRow, audit_labels
-from prm.labeling.constants import STATUS_BY_CONVENTION, STATUS_LABELED
-from prm.labeling.mc import first_error_of
 from prm.labeling.types import StepLabel, params_json
+from warehouse.methods import method, method_names
 
-CONSENSUS_METHOD = "consensus"
-FORMAL = "formal"  # the name formal verdicts carry in SolutionVerdicts.first_errors
+CONSENSUS_METHOD = method("consensus").name
 
 
 @dataclass(frozen=True)
 class ConsensusConfig:
     """Which rows stand for which method, and how strict ``all_agree`` is.
 
-    >>> ConsensusConfig(policy="all_agree").policy
-    'all_agree'
+    >>> ConsensusConfig(policy="majority")
+    Traceback (most recent call last):
+    ...
+    ValueError: policy='majority' is unknown; use one of ['all_agree', 'formal_override', 'mc_judge_agree']
     """
 
     policy: str = "mc_judge_agree"  # a key of POLICIES
@@ -97,8 +99,8 @@ def _mc_judge_agree(v: SolutionVerdicts, c: ConsensusConfig) -> int | None:
 
 
 def _formal_override(v: SolutionVerdicts, c: ConsensusConfig) -> int | None:
-    formal = v.get(FORMAL)
-    return formal if formal is not None else v.get(c.mc_method)
+    formal = {fe for name in method_names("formal") if (fe := v.get(name)) is not None}
+    return formal.pop() if len(formal) == 1 else v.get(c.mc_method)
 
 
 def _all_agree(v: SolutionVerdicts, c: ConsensusConfig) -> int | None:
@@ -125,12 +127,6 @@ def formal_first_error(statuses: Sequence[str | None]) -> int | None:
     return first_error_of([True if s == "correct" else False if s == "incorrect" else None for s in statuses])
 
 
-def _combine(statuses: Sequence[str]) -> str | None:
-    if "incorrect" in statuses:
-        return "incorrect"
-    return "correct" if "correct" in statuses else None
-
-
 def collect_verdicts(steps: Sequence[Mapping[str, Any]], step_labels: Sequence[Mapping[str, Any]] = (),
                      judgments: Sequence[Mapping[str, Any]] = (), verifications: Sequence[Mapping[str, Any]] = (),
                      judge_method: str = "judge") -> list[SolutionVerdicts]:
@@ -150,31 +146,31 @@ def collect_verdicts(steps: Sequence[Mapping[str, Any]], step_labels: Sequence[M
         hard[(r["method"], r["solution_id"])][int(r["step_idx"])] = r.get("hard_label")
         if r.get("first_error") is not None:
             fe[r["solution_id"]][r["method"]] = int(r["first_error"])
-    for (method, sid), labels in hard.items():
-        if method not in fe[sid] and sid in n_steps:
-            fe[sid][method] = first_error_of([labels.get(k) for k in range(n_steps[sid])])
+    for (name, sid), labels in hard.items():
+        if name not in fe[sid] and sid in n_steps:
+            fe[sid][name] = first_error_of([labels.get(k) for k in range(n_steps[sid])])
     for j in judgments:
         fe[j["solution_id"]][judge_method] = None if j.get("first_error") is None else int(j["first_error"])
-    formal: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for r in verifications:
-        formal[r["solution_id"]][int(r["step_idx"])].append(r["status"])
-    for sid, by_step in formal.items():
-        fe[sid][FORMAL] = formal_first_error([_combine(by_step.get(k, [])) for k in range(n_steps.get(sid, 0))])
+    formal: dict[tuple[str, str], dict[int, str]] = defaultdict(dict)
+    for r in verifications:  # one verdict per step and verifier: the method is the verifier's name
+        formal[(r["verifier"], r["solution_id"])][int(r["step_idx"])] = r["status"]
+    for (verifier, sid), by_step in formal.items():
+        fe[sid][verifier] = formal_first_error([by_step.get(k) for k in range(n_steps.get(sid, 0))])
     return [SolutionVerdicts(sid, problem[sid], n, dict(fe.get(sid, {}))) for sid, n in n_steps.items()]
 
 
 def _labels(v: SolutionVerdicts, first_error: int, params: str) -> list[StepLabel]:
     """Hard labels from the consensus first error; soft = share of methods with a verdict that pass the step."""
     verdicts = [fe for fe in v.first_errors.values() if fe is not None]
+    hard = labels_from_first_error(v.n_steps, first_error)
+    status = statuses_from_first_error(v.n_steps, first_error)
     labels = []
     for k in range(v.n_steps):
         ok = sum(fe == -1 or fe > k for fe in verdicts)
-        good = first_error == -1 or k < first_error
         labels.append(StepLabel(solution_id=v.solution_id, problem_id=v.problem_id, step_idx=k,
                                 method=CONSENSUS_METHOD, soft_label=ok / len(verdicts) if verdicts else None,
-                                hard_label=good, status=STATUS_LABELED if good or k == first_error
-                                else STATUS_BY_CONVENTION, n_rollouts=0, n_correct=0, first_error=first_error,
-                                params_json=params))
+                                hard_label=hard[k], status=status[k], n_rollouts=0, n_correct=0,
+                                first_error=first_error, params_json=params))
     return labels
 
 

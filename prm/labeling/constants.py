@@ -23,6 +23,4 @@ CHARS_PER_TOKEN_FALLBACK = 3.0
 # Seeds handed to the engine stay in the positive 31-bit range vLLM and torch accept.
 SEED_MODULUS = 2**31 - 1
 
-STATUS_LABELED = "labeled"
-STATUS_BY_CONVENTION = "by_convention"
-STATUS_UNVERIFIABLE = "unverifiable"
+from prm.format.labels import STATUS_BY_CONVENTION, STATUS_LABELED, STATUS_UNVERIFIABLE  # noqa: E402, F401

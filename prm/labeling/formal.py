@@ -8,8 +8,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prm.format import (
+    STATUS_LABELED,
+    STATUS_UNVERIFIABLE,
+    first_error_of,
+    labels_from_first_error,
+    statuses_from_first_error,
+)
 from prm.labeling.constants import LABELER_VERSION
-from prm.labeling.mc import first_error_of
 from verifiers import check_steps
 
 # Which verifier checks the steps of a task; tasks not listed get no formal verdict.
@@ -56,14 +62,16 @@ def verify_steps(steps: Sequence[Mapping[str, Any]], task_of: Mapping[str, str],
         for step, row in zip(todo, verifications[-len(todo):], strict=True):
             hard = per_solution[step["solution_id"]]
             idx = int(step["step_idx"])
-            wrong_before = [k for k, ok in hard.items() if ok is False and k < idx]
-            ok, status = hard[idx], "unverifiable" if row["status"] == "unverifiable" else "labeled"
-            if wrong_before:  # PRM convention, as for MC: nothing after a wrong step is good
-                ok, status = False, "by_convention"
+            local = [hard[k] for k in sorted(hard)]
+            first_wrong = next((k for k, ok in enumerate(local) if ok is False), len(local))
+            ok, status = hard[idx], STATUS_UNVERIFIABLE if row["status"] == "unverifiable" else STATUS_LABELED
+            if idx > first_wrong:  # the PRM convention: nothing after a wrong step is good
+                ok = labels_from_first_error(len(local), first_wrong)[idx]
+                status = statuses_from_first_error(len(local), first_wrong)[idx]
             labels.append({"solution_id": step["solution_id"], "problem_id": step["problem_id"],
                            "step_idx": step["step_idx"], "method": verifier,
                            "soft_label": None if ok is None else float(ok), "hard_label": ok, "status": status,
-                           "first_error": first_error_of([hard[k] for k in sorted(hard)]),
+                           "first_error": first_error_of(local),
                            "labeler_version": LABELER_VERSION, "params_json": params,
                            "n_rollouts": 0, "n_correct": 0, "cost_rollouts": 0, "cost_tokens": 0})
     return FormalRun(verifications, labels, dict(counts))

@@ -22,8 +22,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prm.format import format_prompt, labels_from_first_error, statuses_from_first_error
 from prm.generation import GenerationBackend, sample_solutions
-from prm.labeling.constants import STATUS_BY_CONVENTION, STATUS_LABELED, STATUS_UNVERIFIABLE
 from prm.labeling.types import SolutionToLabel, StepLabel, params_json
 
 JUDGE_METHOD = "judge"
@@ -48,14 +48,16 @@ _MAX_PARSE_CHARS = 20_000
 class JudgeConfig:
     """Judge settings.
 
-    >>> JudgeConfig(k=3).k
-    3
+    >>> JudgeConfig(k=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: k=0: a majority needs at least one vote; ProcessBench-style voting uses 5
     """
 
     k: int = 5  # votes per solution; odd so two-way splits cannot tie
     temperature: float = 0.7  # votes must differ to be worth voting on; 0.7 is the usual self-consistency setting
     max_tokens: int = 512  # a paragraph-by-paragraph critique of an 8-step solution fits in ~300 tokens
-    model: str = "smollm2-135m-instruct"  # the judge's name for rows and its chat template (format_prompt)
+    model: str = "smollm2-135m-instruct"  # the judge's name for rows and its chat template (prm.format)
     tie_break: str = "earliest"  # "earliest" (earliest error wins, -1 ranks last) or "none" (tie = no majority)
     seed: int = 0  # base seed: request i of a call uses seed + i * k
 
@@ -206,16 +208,11 @@ def step_labels_of(solution: SolutionToLabel, votes: Sequence[int | None], resul
     """
     counted = [v for v in votes if v is not None]
     fe = result.first_error
+    n = len(solution.steps)
     labels = []
-    for k in range(len(solution.steps)):
+    for k, hard, status in zip(range(n), labels_from_first_error(n, fe), statuses_from_first_error(n, fe), strict=True):
         ok_votes = sum(v == -1 or v > k for v in counted)
         soft = ok_votes / len(counted) if counted else None
-        if fe is None:
-            hard, status = None, STATUS_UNVERIFIABLE
-        elif fe == -1 or k < fe:
-            hard, status = True, STATUS_LABELED
-        else:
-            hard, status = False, STATUS_LABELED if k == fe else STATUS_BY_CONVENTION
         labels.append(StepLabel(solution_id=solution.solution_id, problem_id=solution.problem_id, step_idx=k,
                                 method=method, soft_label=soft, hard_label=hard, status=status,
                                 n_rollouts=len(counted), n_correct=ok_votes, first_error=fe, params_json=params,
@@ -231,8 +228,6 @@ def judge_solutions(solutions: Sequence[SolutionToLabel], backend: GenerationBac
     ``questions`` maps problem_id to the problem text; without it the solution's policy prompt is shown.
     ``tokenizer`` formats the chat prompt (default: ``config.model``'s own, via ``format_prompt``).
     """
-    from prm.models import format_prompt
-
     config = config or JudgeConfig()
     todo = [s for s in solutions if s.solution_id not in skip and s.steps]
     fmt = tokenizer if tokenizer is not None else config.model

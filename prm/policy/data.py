@@ -8,20 +8,11 @@ from dataclasses import dataclass
 import torch
 from transformers import PreTrainedTokenizerBase
 
+from prm.format import format_prompt
 from prm.policy.config import PolicyTrainConfig
-from prm.policy.constants import PROMPT_SUFFIX
 from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, generate_problems
 
 IGNORE_INDEX = -100  # label value torch's cross-entropy skips
-
-
-def build_prompt(question: str) -> str:
-    """The text the policy is conditioned on (the tokenizer adds ``<s>``).
-
-    >>> build_prompt("Evaluate 3-7 one step per line.")
-    'Evaluate 3-7 one step per line.\\n'
-    """
-    return question + PROMPT_SUFFIX
 
 
 def training_problems(config: PolicyTrainConfig, n: int, seed: int) -> list[ArithmeticProblem]:
@@ -57,7 +48,7 @@ def encode_example(problem: ArithmeticProblem, tokenizer: PreTrainedTokenizerBas
     >>> sum(label != IGNORE_INDEX for label in ex["labels"]) == len(p.gold_solution()) + 1
     True
     """
-    prompt = tokenizer(build_prompt(problem.question)).input_ids
+    prompt = tokenizer(format_prompt(tokenizer, problem.question)).input_ids
     target = [*tokenizer(problem.gold_solution(), add_special_tokens=False).input_ids, tokenizer.eos_token_id]
     return {"input_ids": prompt + target, "labels": [IGNORE_INDEX] * len(prompt) + target}
 

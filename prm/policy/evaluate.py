@@ -17,10 +17,10 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from prm.format import first_error_of, format_prompt, split_steps
 from prm.policy.constants import MAX_NEW_TOKENS_FACTOR, MAX_NEW_TOKENS_MARGIN, MAX_POSITIONS
-from prm.policy.data import build_prompt
 from prm.tasks.arithmetic import ArithmeticProblem, step_truth
-from prm.tasks.segment import final_answer, split_steps
+from verifiers import extract_answer
 
 # Sequences decoded together by ``generate``: large enough to keep a CPU busy, small enough that one
 # rambling sample does not hold up many others.
@@ -75,7 +75,7 @@ class EvalTable:
 
 
 def _is_right(problem: ArithmeticProblem, text: str) -> bool:
-    answer = final_answer(text)
+    answer = extract_answer(text)
     return answer is not None and answer.lstrip("-").isdigit() and int(answer) == problem.answer
 
 
@@ -90,11 +90,9 @@ def _row(n_ops: int, problems: Sequence[ArithmeticProblem], samples: Sequence[Se
         for text in texts:
             truth = step_truth(problem, split_steps(text))
             total_steps += len(truth)
-            if False in truth:
-                wrong_steps += 1
-                checked_steps += truth.index(False) + 1
-            else:
-                checked_steps += len(truth)
+            first = first_error_of(truth)
+            wrong_steps += first >= 0
+            checked_steps += first + 1 if first >= 0 else len(truth)
     return EvalRow(
         n_ops=n_ops,
         n_problems=len(problems),
@@ -153,7 +151,8 @@ def sample_solutions(
     try:
         for start in range(0, len(order), per_batch):
             chunk = order[start : start + per_batch]
-            enc = tokenizer([build_prompt(problems[i].question) for i in chunk], return_tensors="pt", padding=True)
+            prompts = [format_prompt(tokenizer, problems[i].question) for i in chunk]
+            enc = tokenizer(prompts, return_tensors="pt", padding=True)
             longest = max(len(problems[i].gold_solution()) for i in chunk)
             budget = int(longest * MAX_NEW_TOKENS_FACTOR) + MAX_NEW_TOKENS_MARGIN
             budget = max(1, min(budget, MAX_POSITIONS - enc.input_ids.shape[1]))

@@ -1,10 +1,10 @@
-"""Train the warm-start policy from scratch on gold demonstrations, under a wall-clock budget.
+"""Train the warm-start policy from scratch on gold demonstrations, for a fixed number of optimizer steps.
 
-The HF ``Trainer`` runs the loop. Two callbacks end it: the time budget, and a stop rule that samples
-held-out ``eval_ops``-step problems every ``eval_every_s`` seconds and stops once the policy is good
-enough (per-step error below ``stop_step_error_below`` or accuracy above ``stop_accuracy_above``), so it
-keeps making the mistakes that Monte-Carlo step labels need. The learning rate decays with elapsed *time*
-(cosine over the budget), so a run cut by the budget still ends on a small learning rate.
+The HF ``Trainer`` runs the loop for ``max_steps``. A stop rule samples held-out ``eval_ops``-step problems
+every ``eval_every_steps`` steps and ends training early once the policy is good enough (per-step error
+below ``stop_step_error_below`` or accuracy above ``stop_accuracy_above``), so it keeps making the mistakes
+that Monte-Carlo step labels need. Nothing depends on wall-clock time: the same config and seed give the
+same weights on an idle or a busy machine, only slower.
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ from transformers import (
     set_seed,
 )
 
+from prm.format import PLAIN_PROMPT_SUFFIX
+from prm.policy.card import model_card_markdown, read_card, weight_digests
 from prm.policy.config import PolicyTrainConfig
-from prm.policy.constants import CARD_FILE, PROMPT_SUFFIX
+from prm.policy.constants import CARD_FILE
 from prm.policy.data import DemonstrationDataset, PadCollator, training_problems
 from prm.policy.evaluate import EvalTable, default_device, evaluate_model
 from prm.policy.model import build_model
@@ -47,12 +49,12 @@ CARD_EVAL_PROBLEMS = 12
 CARD_EVAL_SAMPLES = 4
 
 
-def _time_cosine(config: PolicyTrainConfig, start: float):
-    """LR multiplier: linear warmup over steps, then cosine over the elapsed share of the time budget."""
+def _step_cosine(config: PolicyTrainConfig):
+    """LR multiplier: linear warmup, then cosine over ``max_steps`` down to ``min_lr_ratio``."""
 
     def factor(step: int) -> float:
         warm = min(1.0, (step + 1) / max(config.warmup_steps, 1))
-        progress = min(1.0, (time.monotonic() - start) / config.time_budget_s)
+        progress = min(1.0, step / config.max_steps)
         cosine = 0.5 * (1.0 + math.cos(math.pi * progress))
         return warm * (config.min_lr_ratio + (1.0 - config.min_lr_ratio) * cosine)
 
@@ -61,7 +63,7 @@ def _time_cosine(config: PolicyTrainConfig, start: float):
 
 @dataclass
 class _StopRule(TrainerCallback):
-    """Ends training at the time budget, or when the held-out evaluation says the policy is good enough."""
+    """Ends training when the held-out evaluation (every ``eval_every_steps``) says the policy is good enough."""
 
     config: PolicyTrainConfig
     tokenizer: PreTrainedTokenizerBase
@@ -69,24 +71,17 @@ class _StopRule(TrainerCallback):
     start: float
     history: list[dict] = field(default_factory=list)
     stopped_by: str = "max_steps"
-    _last_eval: float = 0.0
 
     def on_step_end(self, args, state, control, model=None, **kwargs):
-        now = time.monotonic()
-        if now - self.start >= self.config.time_budget_s:
-            self.stopped_by, control.should_training_stop = "time_budget", True
-            return control
-        if now - self._last_eval < self.config.eval_every_s or model is None:
+        if state.global_step % self.config.eval_every_steps or model is None:
             return control
         table = evaluate_model(
             model, self.tokenizer, self.problems, self.config.eval_samples, 1.0, seed=state.global_step
         )
-        self._last_eval = time.monotonic()
-        # Evaluation time counts against the budget; the next eval is eval_every_s of *training* later.
         row = table.row(self.config.eval_ops)
         entry = {
             "step": state.global_step,
-            "elapsed_s": round(self._last_eval - self.start, 1),
+            "elapsed_s": round(time.monotonic() - self.start, 1),  # informational only; never a stop reason
             "answer_accuracy": row.answer_accuracy,
             "step_error_rate": row.step_error_rate,
             "mixed_share": row.mixed_share,
@@ -97,10 +92,6 @@ class _StopRule(TrainerCallback):
             self.stopped_by, control.should_training_stop = "step_error_below", True
         elif row.answer_accuracy > self.config.stop_accuracy_above:
             self.stopped_by, control.should_training_stop = "accuracy_above", True
-        return control
-
-    def on_train_begin(self, args, state, control, **kwargs):
-        self._last_eval = time.monotonic()  # first evaluation one interval after the start
         return control
 
 
@@ -114,31 +105,33 @@ def card_eval_problems(config: PolicyTrainConfig) -> list[ArithmeticProblem]:
     return problems
 
 
-def read_card(model_dir: str | Path) -> dict | None:
-    """The ``policy_card.json`` of a saved policy, or None when there is none."""
-    path = Path(model_dir) / CARD_FILE
-    return json.loads(path.read_text()) if path.is_file() else None
-
-
-def build_policy(out_dir: str | Path, config: PolicyTrainConfig | None = None, num_threads: int | None = None) -> Path:
+def build_policy(out_dir: str | Path, config: PolicyTrainConfig | None = None, *, force: bool = False) -> Path:
     """Train the policy and save a HuggingFace folder (plus ``policy_card.json``) at ``out_dir``.
 
-    Cached: a folder whose card carries the same :meth:`PolicyTrainConfig.config_hash` is returned as is.
-    ``num_threads`` sets torch's CPU threads for the run (None keeps torch's default); it does not change
-    the result's meaning, so it is not part of the hash.
+    Cached: a folder whose card carries the same :meth:`PolicyTrainConfig.config_hash` is returned as is
+    (``force`` retrains anyway, e.g. to check that a rebuild reproduces the weights).
+    Torch runs on ``config.torch_threads`` CPU threads for the build and is restored afterwards.
 
-    Example (trains for ``time_budget_s``)::
+    Example (trains for up to ``max_steps`` optimizer steps)::
 
         path = build_policy("models/arith-policy", PolicyTrainConfig())
     """
     config = config or PolicyTrainConfig()
     out = Path(out_dir)
     card = read_card(out)
-    if card is not None and card.get("config_hash") == config.config_hash() and (out / "config.json").is_file():
+    cached = card is not None and card.get("config_hash") == config.config_hash() and (out / "config.json").is_file()
+    if cached and not force:
         log.warning("policy at %s matches config %s; reusing it", out, config.config_hash())
         return out
-    if num_threads:
-        torch.set_num_threads(num_threads)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(config.torch_threads)
+    try:
+        return _train_and_save(out, config)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train_and_save(out: Path, config: PolicyTrainConfig) -> Path:
     set_seed(config.seed)
     tokenizer = build_char_tokenizer()
     model = build_model(config, tokenizer).to(default_device())
@@ -150,7 +143,7 @@ def build_policy(out_dir: str | Path, config: PolicyTrainConfig | None = None, n
 
     start = time.monotonic()
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _time_cosine(config, start))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _step_cosine(config))
     stop_rule = _StopRule(config, tokenizer, stop_problems, start)
     with tempfile.TemporaryDirectory(prefix="policy-trainer-") as scratch:
         args = TrainingArguments(
@@ -198,7 +191,7 @@ def _save(out, model, tokenizer, config, train_seconds, steps, stop_rule: _StopR
     card = {
         "config_hash": config.config_hash(),
         "config": config.to_dict(),
-        "prompt_format": "question + " + json.dumps(PROMPT_SUFFIX) + " (the tokenizer adds <s>)",
+        "prompt_format": "question + " + json.dumps(PLAIN_PROMPT_SUFFIX) + " (the tokenizer adds <s>)",
         "num_parameters": model.num_parameters(),
         "train_seconds": round(train_seconds, 1),
         "train_steps": steps,
@@ -206,8 +199,11 @@ def _save(out, model, tokenizer, config, train_seconds, steps, stop_rule: _StopR
         "stop_rule_history": stop_rule.history,
         "eval": table.to_dict(),
         "eval_markdown": table.to_markdown(),
+        "torch_version": torch.__version__,
+        "weights_sha256": weight_digests(staging),
     }
     (staging / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
+    (staging / "README.md").write_text(model_card_markdown(card))
     AutoTokenizer.from_pretrained(str(staging))  # fail here, not in vLLM, if the folder is not loadable
     if out.exists():
         shutil.rmtree(out)

@@ -1,9 +1,8 @@
-"""Problem sources: the seeded arithmetic generator, GSM8K/MATH loaders, step segmentation."""
+"""Problem sources: the seeded arithmetic and logic generators and the GSM8K/MATH loaders."""
 
 from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, first_error_index, generate_problems, step_truth
 from prm.tasks.datasets import load_problems
 from prm.tasks.records import ProblemRecord, stable_id
-from prm.tasks.segment import split_steps
 from prm.tasks.sources import ArithmeticSourceConfig, generate_arithmetic
 
 __all__ = [
@@ -15,7 +14,6 @@ __all__ = [
     "generate_arithmetic",
     "generate_problems",
     "load_problems",
-    "split_steps",
     "stable_id",
     "step_truth",
 ]

@@ -22,6 +22,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from prm.format.labels import first_error_of
+from prm.format.steps import join_steps
+
 __all__ = [
     "ArithmeticConfig",
     "ArithmeticProblem",
@@ -96,7 +99,7 @@ class ArithmeticProblem:
         >>> generate_problems(1, ArithmeticConfig(n_ops=1, operators="+"), seed=0)[0].gold_solution()
         '13+14 = 27\\nAnswer: 27'
         """
-        return "\n".join(self.gold_steps) + f"\nAnswer: {self.answer}"
+        return join_steps(self.gold_steps) + f"Answer: {self.answer}"
 
 
 # --- parsing ---------------------------------------------------------------------------------------
@@ -259,8 +262,7 @@ def first_error_index(problem: ArithmeticProblem, steps: Sequence[str]) -> int:
     >>> p.gold_steps, first_error_index(p, ["8+19 = 27", "27-18 = 19"])
     (('8+19 = 27', '27-18 = 9'), 1)
     """
-    truth = step_truth(problem, steps)
-    return truth.index(False) if False in truth else -1
+    return first_error_of(step_truth(problem, steps))
 
 
 # --- generation ------------------------------------------------------------------------------------

@@ -1,16 +1,55 @@
-"""Load GSM8K/MATH-style datasets (local JSONL/Parquet or a hub name) through ``datasets``."""
+"""Load GSM8K/MATH-style datasets (local JSONL/JSON/Parquet or a hub name) row by row.
+
+A dropped-in file is hostile input: every row is checked on its own, a bad row is rejected with its file
+and line (and counted), the good rows are kept, and a repeated question is kept once. Only a file with no
+usable row at all is an error.
+"""
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from prm.format import split_steps
 from prm.tasks.records import ProblemRecord, stable_id
-from prm.tasks.segment import split_steps
 from verifiers.extract import extract_answer
 
 QUESTION_FIELDS = ("question", "problem", "prompt")
+FILE_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".parquet")
+# An `answer` without a '####' line and without a `solution` is taken as the final answer only when it
+# looks like one: a single line of at most this many characters. MATH500's longest answer has 53; every
+# GSM8K solution paragraph (train and test, 8,792 rows) spans several lines, so one missing its '####'
+# line is rejected instead of becoming a gold answer no model output can ever match.
+MAX_BARE_ANSWER_CHARS = 64
+# Rejections quoted in the error raised when no row of a file is usable.
+_QUOTED_REJECTIONS = 5
 _CALCULATOR = re.compile(r"<<[^<>]*>>")
+
+
+@dataclass(frozen=True)
+class RejectedRow:
+    """A row left out of a load, with where it is and why."""
+
+    file: str  # the file path (or hub dataset name) it came from
+    line: int  # 1-based line of a JSONL file; row number in a JSON array, Parquet file or hub split
+    reason: str  # what is wrong with it and what to change
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class LoadedProblems:
+    """The usable problems of one dataset and the rows left out of it."""
+
+    records: tuple[ProblemRecord, ...]
+    rejected: tuple[RejectedRow, ...] = ()  # rows with no question or no extractable gold answer
+    duplicates: tuple[RejectedRow, ...] = ()  # rows repeating an earlier question (the first one is kept)
 
 
 def normalize_gsm8k_answer(answer_field: str) -> tuple[str, str]:
@@ -30,34 +69,116 @@ def strip_calculator_annotations(text: str) -> str:
     return _CALCULATOR.sub("", text)
 
 
-def _record(row: dict, source: str, split: str) -> ProblemRecord:
-    question = next((row[f] for f in QUESTION_FIELDS if row.get(f)), None)
-    if question is None:
-        raise ValueError(f"row has none of the question fields {QUESTION_FIELDS}: keys {sorted(row)}")
-    solution, gold = None, None
-    if isinstance(row.get("answer"), str) and "####" in row["answer"]:
-        task = "gsm8k"
-        solution, gold = normalize_gsm8k_answer(row["answer"])
-    else:
-        task = "math"
-        solution = row.get("solution")
-        gold = row.get("answer") or (extract_answer(solution) if solution else None)
-    if gold is None or str(gold).strip() == "":
-        raise ValueError("row has no gold answer: no 'answer' field and no \\boxed{} in 'solution'")
-    separator = "\n" if task == "gsm8k" else "\n\n"
-    n_steps = len(split_steps(solution, separator)) if solution else None
+def _text_field(row: dict, name: str) -> str | None:
+    value = row.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    raise ValueError(f"field {name!r} is {type(value).__name__} ({value!r:.40}), expected text")
+
+
+def _gold(row: dict) -> tuple[str, str | None, str]:
+    """(task, gold solution, gold answer) of a row, or ValueError saying why none can be extracted."""
+    answer, solution = row.get("answer"), _text_field(row, "solution")
+    if isinstance(answer, bool) or (answer is not None and not isinstance(answer, str | int | float)):
+        raise ValueError(f"field 'answer' is {type(answer).__name__}, expected text or a number")
+    if isinstance(answer, float) and not math.isfinite(answer):
+        raise ValueError(f"field 'answer' is {answer}, expected a finite number")
+    if isinstance(answer, str) and "####" in answer:
+        body, gold = normalize_gsm8k_answer(answer)
+        if not gold:
+            raise ValueError("the '####' line of 'answer' is empty; put the final answer after '####'")
+        return "gsm8k", body, gold
+    if solution is not None:  # MATH: `answer` field, else the solution's \boxed{} or 'Answer:' line
+        gold = str(answer).strip() if answer is not None and str(answer).strip() else extract_answer(solution)
+        if gold is None:
+            raise ValueError("no gold answer: no 'answer' field and no \\boxed{} or 'Answer:' line in 'solution'")
+        return "math", solution, gold
+    if answer is None or not str(answer).strip():
+        raise ValueError("no gold answer: give 'answer' (GSM8K: solution ending in '#### <answer>') or 'solution'")
+    text = str(answer).strip()
+    if "\n" in text or len(text) > MAX_BARE_ANSWER_CHARS:
+        raise ValueError(
+            f"'answer' is a {len(text)}-character solution without a '#### <answer>' line, so its final answer "
+            "cannot be extracted; end it with '#### <final answer>' (GSM8K) or move it to 'solution' and put "
+            "the final answer alone in 'answer' (MATH)"
+        )
+    return "math", None, text
+
+
+def _record(row: Any, source: str, split: str) -> ProblemRecord:
+    """The record of one dataset row; ValueError says what is wrong with the row."""
+    if not isinstance(row, dict):
+        raise ValueError(f"row is a JSON {type(row).__name__}, expected an object with 'question' and 'answer'")
+    name = next((f for f in QUESTION_FIELDS if row.get(f) not in (None, "")), None)
+    if name is None:
+        raise ValueError(f"row has none of the question fields {QUESTION_FIELDS}: keys {sorted(row)[:10]}")
+    question = (_text_field(row, name) or "").strip()
+    if not question:
+        raise ValueError(f"field {name!r} is empty")
+    task, solution, gold = _gold(row)
+    n_steps = len(split_steps(solution)) if solution else None
     meta = {k: row[k] for k in ("subject", "level", "unique_id") if row.get(k) is not None}
     return ProblemRecord(
         problem_id=stable_id(source, question),
         task=task,
         split=split,
-        question=question.strip(),
-        gold_answer=str(gold).strip(),
+        question=question,
+        gold_answer=gold.strip(),
         gold_solution=solution,
         n_gold_steps=n_steps,
         difficulty=str(row["level"]) if row.get("level") is not None else None,
         meta=meta,
     )
+
+
+def _json_lines(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+    """(line, row, None) per non-blank line, or (line, None, why) for a line that is not a JSON value."""
+    with path.open("rb") as handle:
+        for line, raw in enumerate(handle, start=1):
+            raw = raw.removeprefix(b"\xef\xbb\xbf") if line == 1 else raw
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                yield line, None, "not UTF-8 text (binary data?); save the file as UTF-8 JSON lines"
+                continue
+            try:
+                yield line, json.loads(text), None
+            except json.JSONDecodeError as exc:
+                yield line, None, f"not valid JSON ({exc.msg} at column {exc.colno}); write one JSON object per line"
+
+
+def _file_rows(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+    """Rows of a local file, numbered as :class:`RejectedRow` documents."""
+    if path.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            rows = pq.read_table(path).to_pylist()
+        except (pa.ArrowException, OSError) as exc:
+            raise ValueError(f"{path} is not a readable Parquet file ({exc}); re-export it or use JSONL") from exc
+        yield from ((i, row, None) for i, row in enumerate(rows, start=1))
+        return
+    if path.suffix == ".json":
+        with path.open("rb") as handle:
+            starts_with_array = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
+        if starts_with_array:
+            try:
+                rows = json.loads(path.read_bytes().decode("utf-8-sig"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise ValueError(f"{path} is not a valid JSON array ({exc}); fix it or write it as JSONL") from exc
+            yield from ((i, row, None) for i, row in enumerate(rows, start=1))
+            return
+    yield from _json_lines(path)
+
+
+def _hub_rows(name: str, hub_config: str | None, split: str) -> Iterator[tuple[int, Any, str | None]]:
+    import datasets
+
+    ds = datasets.load_dataset(name, hub_config, split=split)
+    yield from ((i, dict(row), None) for i, row in enumerate(ds, start=1))
 
 
 def load_problems(
@@ -67,24 +188,49 @@ def load_problems(
     split: str = "test",
     hub_config: str | None = None,
     limit: int | None = None,
-) -> list[ProblemRecord]:
-    """Load GSM8K- or MATH-style problems and normalise their gold answers.
+) -> LoadedProblems:
+    """Load GSM8K- or MATH-style problems, normalise their gold answers, set bad and repeated rows aside.
 
-    ``path_or_name`` is a local ``.jsonl``/``.json``/``.parquet`` file or a hub dataset name
-    (e.g. ``"openai/gsm8k"`` with ``hub_config="main"``, for users with internet).
+    ``path_or_name`` is a local ``.jsonl``/``.json``/``.parquet`` file or a hub dataset name (e.g.
+    ``"openai/gsm8k"`` with ``hub_config="main"``, for users with internet). ``limit`` caps the rows read.
+    Raises ValueError, naming the file and the first rejected rows, when no row is usable.
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "mini.jsonl"
+    >>> _ = path.write_text('{"question": "1+1?", "answer": "1+1=2\\\\n#### 2"}\\n{"question": 3}\\n')
+    >>> loaded = load_problems(path)
+    >>> [r.gold_answer for r in loaded.records], [r.line for r in loaded.rejected]
+    (['2'], [2])
     """
-    import datasets
-
     path = Path(path_or_name)
-    if path.suffix in {".jsonl", ".json", ".parquet"}:
-        if not path.exists():
+    if path.suffix in FILE_SUFFIXES:
+        if not path.is_file():
             raise FileNotFoundError(f"dataset file {path} does not exist; pass a local file or a hub name")
-        builder = "parquet" if path.suffix == ".parquet" else "json"
-        ds = datasets.load_dataset(builder, data_files=str(path), split="train")
-        source = source or path.parent.name or path.stem
+        rows, source, label = _file_rows(path), source or path.parent.name or path.stem, str(path)
     else:
-        ds = datasets.load_dataset(str(path_or_name), hub_config, split=split)
-        source = source or str(path_or_name).split("/")[-1]
-    if limit is not None:
-        ds = ds.select(range(min(limit, len(ds))))
-    return [_record(dict(row), source, split) for row in ds]
+        label = str(path_or_name)
+        rows, source = _hub_rows(label, hub_config, split), source or label.split("/")[-1]
+    records: dict[str, tuple[int, ProblemRecord]] = {}
+    rejected: list[RejectedRow] = []
+    duplicates: list[RejectedRow] = []
+    for n_read, (line, row, error) in enumerate(rows, start=1):
+        if limit is not None and n_read > limit:
+            break
+        try:
+            if error is not None:
+                raise ValueError(error)
+            record = _record(row, source, split)
+        except ValueError as exc:
+            rejected.append(RejectedRow(label, line, str(exc)))
+            continue
+        if record.problem_id in records:
+            duplicates.append(RejectedRow(label, line, f"repeats the question of line {records[record.problem_id][0]}"))
+            continue
+        records[record.problem_id] = (line, record)
+    if not records:
+        what = "is empty" if not rejected else f"has no usable row ({len(rejected)} rejected)"
+        quoted = "; ".join(str(r) for r in rejected[:_QUOTED_REJECTIONS])
+        raise ValueError(f"dataset {label} {what}{': ' + quoted if quoted else ''}; write one JSON object per line "
+                         "with 'question' and 'answer' (GSM8K) or 'problem', 'solution' and 'answer' (MATH)")
+    return LoadedProblems(records=tuple(r for _, r in records.values()), rejected=tuple(rejected),
+                          duplicates=tuple(duplicates))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from prm.format import join_steps
 from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, generate_problems
+from prm.tasks.datasets import FILE_SUFFIXES, LoadedProblems, load_problems
 from prm.tasks.records import ProblemRecord
 
 
@@ -60,7 +63,8 @@ def generate_arithmetic(config: ArithmeticSourceConfig, seed: int) -> list[Probl
 
 
 BUILTIN_SOURCES: tuple[str, ...] = ("arith", "logic")
-FILE_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".parquet")
+# A source name is a Dagster partition key and a warehouse folder: no separators, spaces or leading dot.
+SOURCE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def day_seed(day: str, seed: int) -> int:
@@ -76,8 +80,11 @@ def inbox_file(inbox: Path, source: str) -> Path:
     """The file a user dropped in the inbox for ``source`` (``<inbox>/<source>.jsonl`` etc.)."""
     for suffix in FILE_SUFFIXES:
         path = inbox / f"{source}{suffix}"
-        if path.exists():
+        if path.is_file():
             return path
+        if path.is_symlink():
+            raise FileNotFoundError(f"{path} is a symlink to {path.readlink()}, which does not exist; "
+                                    "point it at the dataset file or replace it with the file")
     raise FileNotFoundError(
         f"source {source!r} has no file in {inbox} (looked for {source}{{{','.join(FILE_SUFFIXES)}}}); "
         "drop the dataset there or use the built-in source 'arith'"
@@ -97,7 +104,7 @@ def generate_logic(n: int, seed: int, split: str = "train") -> list[ProblemRecor
         problem = generate_logic_problem(seed * 10_000 + i)
         records.setdefault(problem.problem_id, ProblemRecord(
             problem_id=problem.problem_id, task="logic", split=split, question=problem.question,
-            gold_answer=problem.answer, gold_solution="\n".join([*problem.gold_steps, f"Answer: {problem.answer}"]),
+            gold_answer=problem.answer, gold_solution=join_steps(problem.gold_steps) + f"Answer: {problem.answer}",
             n_gold_steps=len(problem.gold_steps), difficulty=f"steps={len(problem.gold_steps)}",
             meta={"facts": list(problem.facts), "rules": list(problem.rules), "target": problem.target},
             seed=seed * 10_000 + i))
@@ -107,12 +114,71 @@ def generate_logic(n: int, seed: int, split: str = "train") -> list[ProblemRecor
 def load_source(
     source: str, day: str, *, arith: ArithmeticSourceConfig, seed: int, inbox: Path, limit: int | None = None,
     logic_problems: int = 16,
-) -> list[ProblemRecord]:
-    """Problems of one (source, day) partition: generated for ``arith`` and ``logic``, else the inbox file."""
-    from prm.tasks.datasets import load_problems
-
+) -> LoadedProblems:
+    """Problems of one (source, day) partition: generated for ``arith`` and ``logic``, else the inbox file
+    (whose rejected and repeated rows come back with it, for the asset's metadata)."""
     if source == "arith":
-        return generate_arithmetic(arith, seed=day_seed(day, seed))
+        return LoadedProblems(tuple(generate_arithmetic(arith, seed=day_seed(day, seed))))
     if source == "logic":
-        return generate_logic(logic_problems, seed=day_seed(day, seed))
+        return LoadedProblems(tuple(generate_logic(logic_problems, seed=day_seed(day, seed))))
     return load_problems(inbox_file(inbox, source), source=source, limit=limit)
+
+
+@dataclass(frozen=True)
+class InboxFile:
+    """A dataset file of the inbox that names a source."""
+
+    path: Path
+    source: str  # the file name without its suffix
+    mtime: float  # modification time, so the sensor sees a replaced file
+
+
+@dataclass(frozen=True)
+class InboxScan:
+    """What the inbox holds: usable dataset files, and the files refused with a message that says why."""
+
+    files: tuple[InboxFile, ...]
+    refused: dict[str, str]  # file name -> what is wrong and what to do
+
+
+def scan_inbox(inbox: Path) -> InboxScan:
+    """The dataset files of ``inbox`` (any suffix of ``FILE_SUFFIXES``); never raises on what it finds.
+
+    >>> import tempfile
+    >>> inbox = Path(tempfile.mkdtemp())
+    >>> _ = (inbox / "arith.jsonl").write_text("{}")
+    >>> _ = (inbox / "mine.jsonl").write_text("{}")
+    >>> scan = scan_inbox(inbox)
+    >>> [f.source for f in scan.files], list(scan.refused)
+    (['mine'], ['arith.jsonl'])
+    """
+    if not inbox.is_dir():
+        return InboxScan(files=(), refused={})
+    files: dict[str, InboxFile] = {}
+    refused: dict[str, str] = {}
+    # Same precedence as inbox_file: of <source>.jsonl and <source>.json, the .jsonl file is the one read.
+    candidates = [p for p in inbox.iterdir() if p.suffix in FILE_SUFFIXES]
+    for path in sorted(candidates, key=lambda p: (p.stem, FILE_SUFFIXES.index(p.suffix))):
+        source = path.stem
+        if not SOURCE_NAME.match(source):
+            refused[path.name] = (f"ignoring {path.name}: name it <source>{path.suffix} with letters, digits, "
+                                  "'_', '-', '.' (64 at most, not starting with '.', '_' or '-')")
+        elif source in BUILTIN_SOURCES:
+            refused[path.name] = (f"ignoring {path.name}: {source!r} is a built-in source (generated, never read "
+                                  f"from the inbox); rename the file, e.g. to {source}_data{path.suffix}")
+        elif source in files:
+            refused[path.name] = (f"ignoring {path.name}: {files[source].path.name} already names source "
+                                  f"{source!r}; keep one of the two files")
+        else:
+            try:
+                stat = path.stat()
+            except OSError as exc:
+                target = f" (a symlink to {path.readlink()})" if path.is_symlink() else ""
+                refused[path.name] = (f"ignoring {path.name}{target}: cannot read it ({exc.strerror}); "
+                                      "fix or remove the link")
+                continue
+            if not path.is_file():
+                refused[path.name] = f"ignoring {path.name}: not a regular file; drop the dataset file itself"
+                continue
+            files[source] = InboxFile(path=path, source=source, mtime=stat.st_mtime)
+    return InboxScan(files=tuple(files.values()), refused=refused)

@@ -68,6 +68,20 @@ def test_the_refresh_graph_fills_every_table_and_passes_blocking_checks(
     omega = result.asset_materializations_for_node("omegaprm_labels")[0].metadata
     sampled = result.asset_materializations_for_node("rollouts")[0].metadata["dagster/row_count"].value
     assert counts["rollouts"] == sampled + mc["new_rollouts"].value + omega["new_rollouts"].value
+    # The rollouts asset (seed 1) and the MC labeler (seed 2) render every step prefix the same way, so MC's
+    # top-ups land on prefixes the asset already rolled out: no prefix of MC's own.
+    (mc_only,) = con.execute("SELECT count(DISTINCT prefix_hash) FROM rollouts WHERE seed = 2 AND prefix_hash "
+                             "NOT IN (SELECT prefix_hash FROM rollouts WHERE seed = 1)").fetchall()[0]
+    assert mc_only == 0
+    # Every stored step is exactly the characters its span cuts out of its solution's text.
+    (misplaced,) = con.execute("SELECT count(*) FROM steps s JOIN solutions so USING (solution_id) "
+                               "WHERE substring(so.text, s.char_start + 1, s.char_end - s.char_start) <> s.text"
+                               ).fetchall()[0]
+    assert misplaced == 0
+    # labeled_steps has a column pair for every method written, holding that method's labels.
+    for (method, n) in con.execute("SELECT method, count(hard_label) FROM step_labels GROUP BY 1").fetchall():
+        (shown,) = con.execute(f"SELECT count({method}_hard) FROM labeled_steps").fetchall()[0]
+        assert shown == n, method
 
 
 def test_materializing_again_resumes_without_duplicates(instance, resource, tiny_policy_dir, tiny_context) -> None:

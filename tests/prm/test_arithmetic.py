@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from prm.format import split_steps
 from prm.tasks.arithmetic import (
     ArithmeticConfig,
     ArithmeticProblem,
@@ -14,7 +15,7 @@ from prm.tasks.arithmetic import (
     parse_expression,
     step_truth,
 )
-from prm.tasks.segment import final_answer, split_steps
+from verifiers import extract_answer as final_answer
 
 CHAIN = ArithmeticProblem(
     problem_id="arith-test-chain",

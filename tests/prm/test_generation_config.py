@@ -82,7 +82,7 @@ def test_openai_response_parsing_uses_token_ids_then_usage() -> None:
         ],
         "usage": {"prompt_tokens": 12, "completion_tokens": 4},
     }
-    row = _to_completion(3, body)
+    row = _to_completion(3, body, 2)
     assert (row.texts, row.finish_reasons, row.completion_tokens, row.prompt_tokens) == (
         ("a", "b"),
         ("stop", "length"),
@@ -91,4 +91,4 @@ def test_openai_response_parsing_uses_token_ids_then_usage() -> None:
     )
     for choice in body["choices"]:
         del choice["token_ids"]
-    assert _to_completion(3, body).completion_tokens == (2, 2)
+    assert _to_completion(3, body, 2).completion_tokens == (2, 2)

@@ -1,10 +1,16 @@
-"""OpenAIHTTPBackend: per-row failure on a closed port, and the real vLLM server on a tiny policy."""
+"""OpenAIHTTPBackend: per-row failure on a closed port and on a server that misbehaves on purpose, and the
+real vLLM server on a tiny policy."""
 
 from __future__ import annotations
 
+import http.server
+import json
+import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -22,6 +28,110 @@ def test_closed_port_gives_clear_per_row_failures() -> None:
     assert time.monotonic() - started < 10
     assert [r.status for r in rows] == ["error", "error"]
     assert all("cannot reach the completions server" in r.error and "api_server" in r.error for r in rows)
+
+
+class _Misbehaving(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible server whose answer to a completion depends on the prompt: ``good``, or one fault.
+
+    Paths starting with ``/broken/`` serve an HTML page for ``GET /models``. ``attempts`` counts requests per
+    prompt, so a test can see the retries.
+    """
+
+    attempts: ClassVar[Counter[str]] = Counter()
+    lock = threading.Lock()
+
+    def log_message(self, *args: object) -> None:  # keep pytest output clean
+        pass
+
+    def _send(self, body: bytes, content_type: str = "application/json", length: int | None = None) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body) if length is None else length))
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/broken/"):
+            self._send(b"<html><body>Welcome to nginx!</body></html>", "text/html")
+        else:
+            self._send(json.dumps({"data": [{"id": "fake", "max_model_len": 512}]}).encode())
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        prompt, n = request["prompt"], request["n"]
+        with self.lock:
+            self.attempts[prompt] += 1
+            attempt = self.attempts[prompt]
+        choices = [{"index": i, "text": f" {i}", "finish_reason": "stop"} for i in range(n)]
+        usage = {"prompt_tokens": 3, "completion_tokens": 2 * n}
+        if prompt == "trickle":  # headers, then one byte every 0.2 s of a body that never completes
+            self._send(b"{", length=100_000)
+            try:
+                for _ in range(300):
+                    time.sleep(0.2)
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+            except OSError:  # the client hung up: what a deadline should make it do
+                pass
+            return
+        bodies = {
+            "bad json": b'{"choices": [{"text": "4", "ind',
+            "html": b"<html><body>502 Bad Gateway</body></html>",
+            "wrong types": json.dumps({"choices": [{"index": 0, "text": 4}, *choices[1:]], "usage": usage}).encode(),
+            "bad usage": json.dumps({"choices": choices, "usage": {"prompt_tokens": "many"}}).encode(),
+            "fewer": json.dumps({"choices": choices[: n // 2], "usage": usage}).encode(),
+            "flaky": b"<html>busy</html>" if attempt == 1 else None,  # bad once, then good
+        }
+        body = bodies.get(prompt) or json.dumps({"choices": choices, "usage": usage}).encode()
+        self._send(body, "text/html" if body.startswith(b"<html>") else "application/json")
+
+
+@pytest.fixture
+def misbehaving() -> Iterator[str]:
+    """The root URL of a :class:`_Misbehaving` server on 127.0.0.1, for the duration of a test."""
+    _Misbehaving.attempts = Counter()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Misbehaving)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_misbehaving_server_fails_only_its_rows_after_bounded_retries(misbehaving: str) -> None:
+    config = GenerationConfig(backend="openai", base_url=f"{misbehaving}/v1", max_retries=1, backoff_s=0.01,
+                              request_timeout_s=1.5, max_concurrency=8)
+    expected = {  # prompt -> text of its row's error (None: the row is ok)
+        "good": None,
+        "flaky": None,
+        "bad json": "the body is not JSON (application/json)",
+        "html": "the body is not JSON (text/html)",
+        "wrong types": "choice text is '4', expected a string",
+        "bad usage": "usage.prompt_tokens is",
+        "fewer": "4 choices for n=8",
+        "trickle": "no complete response within request_timeout_s=1.5 s",
+    }
+    started = time.monotonic()
+    with make_backend(config) as backend:
+        rows = backend.generate([GenerationRequest(prompt, n=8) for prompt in expected])
+    assert time.monotonic() - started < 30  # the trickling server would hold the old client for 60 s
+    for row, (prompt, error) in zip(rows, expected.items(), strict=True):
+        if error is None:
+            assert row.ok and row.texts == tuple(f" {i}" for i in range(8)), (prompt, row.error)
+        else:
+            assert row.status == "error" and error in row.error and "2 attempts" in row.error, (prompt, row.error)
+    assert {p: _Misbehaving.attempts[p] for p in expected} == {"good": 1, **{p: 2 for p in list(expected)[1:]}}
+
+
+def test_an_unusable_model_list_fails_every_row_instead_of_raising(misbehaving: str) -> None:
+    config = GenerationConfig(backend="openai", base_url=f"{misbehaving}/broken/v1", max_retries=1, backoff_s=0.01)
+    with make_backend(config) as backend:
+        rows = backend.generate([GenerationRequest("good"), GenerationRequest("good", n=2)])
+    assert [r.status for r in rows] == ["error", "error"]
+    assert all("sent no usable response in 2 attempts" in r.error and "text/html" in r.error for r in rows)
+    assert _Misbehaving.attempts["good"] == 0
 
 
 @pytest.fixture(scope="module")

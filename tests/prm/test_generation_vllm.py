@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from prm.format import format_prompt
 from prm.generation import (
     GenerationConfig,
     GenerationRequest,
@@ -14,7 +15,7 @@ from prm.generation import (
     sample_solutions,
 )
 from prm.generation.vllm_backend import WorkerDiedError
-from prm.models import format_prompt, load_tokenizer
+from prm.models import load_tokenizer
 
 pytestmark = pytest.mark.slow
 

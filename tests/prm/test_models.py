@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from prm.models import format_prompt, load_tokenizer, resolve_model
+from prm.format import format_prompt
+from prm.models import load_tokenizer, resolve_model
 from prm.models.cache import file_lock
+from prm.models.constants import SHIPPED_POLICY_DIR
 
 
 class _Plain:
@@ -61,12 +63,24 @@ def test_file_lock_is_exclusive(tmp_path: Path) -> None:
         pass
 
 
-def test_arith_policy_resolves_to_the_cached_folder(
-    tmp_path: Path, tiny_policy_dir: Path, monkeypatch: pytest.MonkeyPatch
+def test_arith_policy_resolves_to_a_local_build_else_the_shipped_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PRM_MODEL_CACHE", str(tmp_path))
-    shutil.copytree(tiny_policy_dir, tmp_path / "arith-policy")
+    assert resolve_model("arith-policy") == SHIPPED_POLICY_DIR
+    shutil.copytree(SHIPPED_POLICY_DIR, tmp_path / "arith-policy")
     assert resolve_model("arith-policy") == tmp_path / "arith-policy"
+
+
+def test_resolving_the_policy_never_trains(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A missing checkpoint is a clear error, not 25 minutes of training."""
+    import prm.models.registry as registry
+
+    monkeypatch.setenv("PRM_MODEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(registry, "SHIPPED_POLICY_DIR", tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="make policy"):
+        resolve_model("arith-policy")
+    assert not (tmp_path / "arith-policy").exists()
 
 
 def test_model_version_changes_with_the_weights(tmp_path) -> None:

@@ -9,22 +9,26 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from prm.format import format_prompt
+from prm.models import resolve_model
 from prm.policy import (
     EvalTable,
     PolicyTrainConfig,
     build_char_tokenizer,
     build_policy,
-    build_prompt,
+    card_problems,
     evaluate_policy,
     read_card,
+    verify_weights,
 )
+from prm.policy.card import weight_digests
 from prm.policy.data import IGNORE_INDEX, PadCollator, encode_example, training_problems
 from prm.policy.evaluate import sample_solutions, score_samples
+from prm.policy.train import CARD_EVAL_SAMPLES, card_eval_problems
 from prm.tasks.arithmetic import ArithmeticConfig, generate_problems
 
 # A model small enough that a few dozen steps take seconds; the stop rule never fires in that time.
 TINY = PolicyTrainConfig(
-    time_budget_s=60.0,
     max_steps=30,
     hidden_size=64,
     num_heads=1,
@@ -33,7 +37,7 @@ TINY = PolicyTrainConfig(
     min_ops=1,
     max_ops=2,
     n_train_problems=300,
-    eval_every_s=3600.0,
+    eval_every_steps=10_000,
     logging_steps=10,
 )
 
@@ -75,7 +79,7 @@ def test_encode_example_trains_on_the_solution_and_eos_only() -> None:
     tokenizer = build_char_tokenizer()
     problem = generate_problems(1, ArithmeticConfig(n_ops=3), seed=5)[0]
     example = encode_example(problem, tokenizer)
-    n_prompt = 1 + len(build_prompt(problem.question))
+    n_prompt = 1 + len(format_prompt(tokenizer, problem.question))
     assert example["labels"][:n_prompt] == [IGNORE_INDEX] * n_prompt
     assert example["labels"][n_prompt:] == example["input_ids"][n_prompt:]
     assert example["input_ids"][-1] == tokenizer.eos_token_id
@@ -114,7 +118,8 @@ def test_pad_collator_masks_padding() -> None:
         ({"min_ops": 3, "max_ops": 2}, "min_ops <= max_ops"),
         ({"styles": ("latex",)}, "styles="),
         ({"hidden_size": 100, "num_heads": 3}, "divisible"),
-        ({"time_budget_s": 0}, "time_budget_s"),
+        ({"max_steps": 0}, "max_steps"),
+        ({"torch_threads": 0}, "torch_threads"),
         ({"stop_accuracy_above": 1.5}, "rates in"),
     ],
 )
@@ -155,14 +160,16 @@ def test_score_samples_counts_accuracy_step_errors_and_mixed_outcomes() -> None:
 
 @pytest.fixture(scope="module")
 def tiny_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_policy(tmp_path_factory.mktemp("policy") / "tiny", TINY, num_threads=1)
+    return build_policy(tmp_path_factory.mktemp("policy") / "tiny", TINY)
 
 
+@pytest.mark.slow
 def test_build_policy_saves_a_loadable_hf_folder(tiny_policy: Path) -> None:
     for name in ("config.json", "model.safetensors", "tokenizer.json", "generation_config.json"):
         assert (tiny_policy / name).is_file(), name
     card = read_card(tiny_policy)
     assert card["config_hash"] == TINY.config_hash()
+    assert card["weights_sha256"] == weight_digests(tiny_policy)
     assert card["train_steps"] == TINY.max_steps
     assert card["stopped_by"] == "max_steps"
     assert {row["n_ops"] for row in card["eval"]["rows"]} == {0, 1, 2}
@@ -175,6 +182,26 @@ def test_build_policy_saves_a_loadable_hf_folder(tiny_policy: Path) -> None:
     assert logits.shape == (1, 5, len(tokenizer))
 
 
+@pytest.mark.slow
+def test_card_numbers_are_regenerated_by_the_same_code(tiny_policy: Path) -> None:
+    """The card's held-out table is what evaluate_policy computes again on the saved folder."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(TINY.torch_threads)
+    try:
+        again = evaluate_policy(tiny_policy, card_eval_problems(TINY), CARD_EVAL_SAMPLES, 1.0, TINY.seed)
+    finally:
+        torch.set_num_threads(threads)
+    assert again.to_dict() == read_card(tiny_policy)["eval"]
+
+
+@pytest.mark.slow
+def test_rebuilding_the_same_config_gives_the_same_weights(tiny_policy: Path, tmp_path: Path) -> None:
+    """Training stops on steps, not time, so a rebuild (on an idle or a busy machine) is bit-identical."""
+    again = build_policy(tmp_path / "again", TINY)
+    assert weight_digests(again) == weight_digests(tiny_policy)
+
+
+@pytest.mark.slow
 def test_build_policy_reuses_a_folder_with_the_same_config(tiny_policy: Path) -> None:
     weights = tiny_policy / "model.safetensors"
     before = weights.stat().st_mtime_ns
@@ -182,17 +209,19 @@ def test_build_policy_reuses_a_folder_with_the_same_config(tiny_policy: Path) ->
     assert weights.stat().st_mtime_ns == before
 
 
+@pytest.mark.slow
 def test_build_policy_retrains_when_the_config_changes(tmp_path: Path) -> None:
     out = tmp_path / "pol"
     out.mkdir()
     (out / "config.json").write_text("{}")
     (out / "policy_card.json").write_text(json.dumps({"config_hash": "stale"}))
     changed = PolicyTrainConfig(**{**TINY.to_dict(), "styles": ("chain",), "max_steps": 2, "max_ops": 1})
-    build_policy(out, changed, num_threads=1)
+    build_policy(out, changed)
     assert read_card(out)["config_hash"] == changed.config_hash()
     assert (out / "model.safetensors").is_file()
 
 
+@pytest.mark.slow
 def test_evaluate_policy_returns_rows_per_difficulty(tiny_policy: Path) -> None:
     problems = [
         *generate_problems(3, ArithmeticConfig(n_ops=1), seed=9),
@@ -209,6 +238,7 @@ def test_evaluate_policy_returns_rows_per_difficulty(tiny_policy: Path) -> None:
     assert json.loads(json.dumps(table.to_dict()))["samples_per_problem"] == 2
 
 
+@pytest.mark.slow
 def test_greedy_sampling_repeats_one_decode_per_problem(tiny_policy: Path) -> None:
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_policy))
     model = AutoModelForCausalLM.from_pretrained(str(tiny_policy))
@@ -217,3 +247,36 @@ def test_greedy_sampling_repeats_one_decode_per_problem(tiny_policy: Path) -> No
     assert [len(s) for s in samples] == [3, 3]
     assert all(len(set(s)) == 1 for s in samples)
     assert tokenizer.padding_side == "right" and model.training is False
+
+
+# --- the shipped checkpoint -------------------------------------------------------------------------------
+
+
+def test_shipped_policy_matches_its_card_and_lies_in_the_labelers_band() -> None:
+    shipped = Path(resolve_model("arith-policy"))
+    verify_weights(shipped)  # raises on a digest mismatch
+    card = read_card(shipped)
+    assert card_problems(card) == [], card_problems(card)
+    assert card["stopped_by"] in ("max_steps", "step_error_below", "accuracy_above")
+    assert card["config_hash"] == PolicyTrainConfig().config_hash()  # built by the default recipe
+
+
+def test_a_tampered_checkpoint_is_refused(tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "policy"
+    shutil.copytree(resolve_model("arith-policy"), copy)
+    weights = copy / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="do not match the digests"):
+        verify_weights(copy)
+
+
+def test_a_card_outside_the_band_is_reported_with_both_numbers() -> None:
+    card = {"config": {"eval_ops": 8}, "eval": {"rows": [{"n_ops": 8, "answer_accuracy": 0.09,
+                                                         "step_error_rate": 0.94}]}}
+    problems = card_problems(card)
+    assert len(problems) == 2 and "0.09" in problems[0] and "0.94" in problems[1]
+    assert card_problems(None) and card_problems({"config": {"eval_ops": 8}, "eval": {"rows": []}})

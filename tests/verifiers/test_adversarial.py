@@ -77,3 +77,30 @@ def test_hostile_answers(tmp_path: Path) -> None:
     assert grades[-2:] == [True, True]
     assert not any(grades[:-2])
     assert not sentinel.exists()
+
+
+# Operator chains of about 2,200 characters (issue 14): every operation is size-checked, in-process
+# and through the pool, so none raises and none gets a "correct" it did not earn.
+OPERATOR_CHAINS = [
+    "1" + "%" * 2_200 + " = 1",
+    "100" + "%" * 2_200 + " = 1",
+    "5" + "%" * 1_100 + " = 5" + "%" * 1_099,
+    "100" + "*100" * 733 + " = 1",
+    "1" + "/99" * 733 + " = 1",
+    "9" + "//0.00000001" * 183 + " = 1",
+    "2" + "^2" * 1_100 + " = 4",
+    "1" + "-" * 2_200 + "1 = 0",
+    "The rate is 50" + "%" * 700 + " = 1 in all.",
+]
+
+
+@pytest.mark.parametrize("text", OPERATOR_CHAINS, ids=[f"chain{i}" for i in range(len(OPERATOR_CHAINS))])
+def test_operator_chain_is_unverifiable_in_process(text: str) -> None:
+    verdict = check_arithmetic_step(text)
+    assert verdict.status == "unverifiable", verdict.detail[-200:]
+    assert "exceeds" in verdict.detail or "nesting" in verdict.detail or "exponent" in verdict.detail
+
+
+def test_operator_chains_through_the_pool() -> None:
+    verdicts = check_steps([*OPERATOR_CHAINS, "2+2 = 4"], timeout_s=TIMEOUT_S)
+    assert [v.status for v in verdicts] == ["unverifiable"] * len(OPERATOR_CHAINS) + ["correct"]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from verifiers import grade_answer, grade_answers
+from verifiers import grade_answer, grade_answers, grade_verdicts
 
 
 @pytest.mark.parametrize(
@@ -37,6 +37,28 @@ from verifiers import grade_answer, grade_answers
 )
 def test_grade_table(prediction: str | None, gold: str, expected: bool | None) -> None:
     assert grade_answer(prediction, gold) is expected
+
+
+@pytest.mark.parametrize(
+    "pair,reason",
+    [
+        (("18", 18), "gold answer is int, not text"),
+        (("18", None), "gold answer is NoneType, not text"),
+        ((r"\frac{1}{2}", ["1/2"]), "gold answer is list, not text"),
+        (("18", "1" * 3_000), "longer than"),
+        ((None, "3"), "no prediction"),
+        (("3", "3\x00"), "NUL"),
+        ("18", "not a (prediction, gold) pair"),
+        (None, "not a (prediction, gold) pair"),
+    ],
+)
+def test_bad_pair_is_unverifiable_alone(pair: object, reason: str) -> None:
+    """A pair that cannot be graded gets its own verdict with the reason; the batch around it is kept."""
+    batch = [("1,234", "1234"), pair, (r"\frac{14}{3}", "14/3"), ("17", "18")]
+    verdicts = grade_verdicts(batch)  # type: ignore[arg-type]
+    assert verdicts[1].status == "unverifiable" and reason in verdicts[1].detail
+    assert [v.status for v in verdicts[::2]] == ["correct", "correct"] and verdicts[3].status == "incorrect"
+    assert grade_answers(batch) == [True, None, True, False]  # type: ignore[arg-type]
 
 
 def test_grading_works_off_the_main_thread() -> None:

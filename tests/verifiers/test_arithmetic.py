@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 
 import pytest
 
 from verifiers import check_arithmetic_step, check_steps
+from verifiers.calculator_sample import CORRECT_KINDS, SLIP_KINDS, calculator_lines, score_sample
 
 
 @pytest.mark.parametrize(
@@ -47,6 +49,35 @@ from verifiers import check_arithmetic_step, check_steps
         ("So the total is 24.", "unverifiable"),
         ("5 / 0 = 3", "unverifiable"),
         ("It took 6:48-6:10 = 38 minutes", "unverifiable"),
+        # Double-precision renderings of the exact value (repr of the float evaluation, %.17g, repr).
+        ("1/3*5 = 1.6666666666666665", "correct"),
+        ("1/3*5 = 1.6666666666666667", "correct"),
+        ("2.12*17 = 36.040000000000001", "correct"),
+        ("2.12*17 = 36.039999999999999", "correct"),
+        ("0.1+0.2 = <<0.1+0.2=0.30000000000000004>>0.30000000000000004", "correct"),
+        ("1.1 - 1 = 0.10000000000000009", "correct"),  # roundoff relative to the operands, not the result
+        ("1/3 = 0.33333333333333331483", "correct"),  # the nearest double written out in full
+        ("-1/3*5 = -1.6666666666666665", "correct"),
+        ("1.6666666666666665 = 5/3", "correct"),
+        ("1/3*5 = 1.6666866666666665", "incorrect"),  # a wrong digit where the value lives
+        ("1/3*5 = 2.6666666666666665", "incorrect"),
+        ("2.12*17 = 36.05", "incorrect"),
+        ("2.12*17 = 3604.0000000000001", "incorrect"),  # dropped decimal point
+        ("100000000 - 99999999.9 = 0.09999999403953552", "correct"),  # cancellation: what Python prints
+        ("100000000 - 99999999.9 = 0.19999999403953552", "incorrect"),
+        ("12345678901234567 = 12345678901234568", "incorrect"),  # integers are exact: no double band
+        ("0.000000000000001 = 0.000000000000002", "incorrect"),  # 1 significant digit: not a rendering
+        # Rounding to fewer digits than the value needs is checked as before: within one unit of the last.
+        ("260/3 = 86", "incorrect"),
+        ("260/3 = 86.67", "correct"),
+        ("260/3 = 86.66", "correct"),  # truncated
+        ("260/3 = 86.65", "incorrect"),
+        ("1/3 = 0.33", "correct"),
+        ("1/3 = 0.3", "correct"),
+        ("1/3 = 0.34", "correct"),  # rounded up: the existing one-unit rule
+        ("1/3 = 0.35", "incorrect"),
+        ("1/3*5 = 1.666666666666", "correct"),
+        ("1/3*5 = 1.666666666665", "incorrect"),  # 13 digits: a rounding, off by more than one unit
     ],
 )
 def test_step_table(step: str, status: str) -> None:
@@ -54,6 +85,24 @@ def test_step_table(step: str, status: str) -> None:
     assert verdict.status == status, verdict
     if status == "incorrect":
         assert "=" in verdict.detail
+
+
+def test_seeded_calculator_sample_meets_the_targets() -> None:
+    """Issue 10's targets on the seeded sample of verifiers.calculator_sample: <= 0.2% false alarms on
+    correct lines (float renderings included), >= 90% of slips caught."""
+    lines = calculator_lines(n_correct=1_500, n_slips=300, seed=0)
+    assert Counter(ln.kind for ln in lines if ln.correct).keys() == set(CORRECT_KINDS)
+    assert Counter(ln.kind for ln in lines if not ln.correct).keys() == set(SLIP_KINDS)
+    score = score_sample(lines, [check_arithmetic_step(ln.text) for ln in lines])
+    assert (score.n_correct, score.n_slips) == (1_500, 300)
+    assert score.false_alarm_rate <= 0.002, score.alarms[:10]
+    assert score.slip_recall >= 0.90, score.missed[:10]
+    assert score.correct_unverifiable <= 0.02 * score.n_correct  # the lines are read, not skipped
+
+
+def test_sample_is_seeded() -> None:
+    assert calculator_lines(50, 10, seed=3) == calculator_lines(50, 10, seed=3)
+    assert calculator_lines(50, 10, seed=3) != calculator_lines(50, 10, seed=4)
 
 
 def test_verdict_lists_checked_equations() -> None:

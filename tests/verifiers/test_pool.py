@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -31,15 +30,23 @@ def test_results_keep_input_order(pool: VerifierPool) -> None:
     assert pool.run(TASK, items, timeout_s=5) == items
 
 
-@pytest.mark.parametrize("bad", ["hang", "crash", "raise"])
-def test_bad_item_fails_alone_and_batch_continues(pool: VerifierPool, bad: str) -> None:
+@pytest.mark.parametrize(
+    "bad,reason,replaced",
+    [
+        ("hang", "timed out after 1 s", 1),  # cut at the timeout, not after the task's 60 s sleep
+        ("crash", "worker crashed", 1),
+        ("raise", "RuntimeError: task failed", 0),  # reported by the worker, which keeps serving
+    ],
+)
+def test_bad_item_fails_alone_and_batch_continues(pool: VerifierPool, bad: str, reason: str, replaced: int) -> None:
+    # Counts and reasons, not wall-clock time: a loaded 2-core machine once took 11 s for this batch.
     items = ["a", "b", bad, "c", "d", "e", "f", "g"]
-    start = time.monotonic()
+    before = pool.replaced
     results = pool.run(TASK, items, timeout_s=1.0)
-    assert time.monotonic() - start < 10
     assert results[:2] == ["a", "b"] and results[3:] == ["c", "d", "e", "f", "g"]
     failed = results[2]
-    assert isinstance(failed, StepVerdict) and failed.status == "unverifiable"
+    assert isinstance(failed, StepVerdict) and failed.status == "unverifiable" and failed.detail == reason
+    assert pool.replaced - before == replaced
 
 
 def test_hung_worker_is_replaced(pool: VerifierPool) -> None:

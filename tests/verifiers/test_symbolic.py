@@ -35,6 +35,13 @@ TIMEOUT_S = 2.0
         (r"$\sqrt[3]{8} = 2$", "unverifiable"),  # root index: outside the grammar
         ("So I have 5 apples.", "unverifiable"),
         (r"$2^{10} = 1024$", "correct"),  # plain arithmetic keeps the Fraction path
+        # Double renderings and roundings: the same rule as the Fraction path (verifiers.rounding).
+        ("sqrt(2) = 1.4142135623730951", "correct"),
+        (r"$\sqrt{3} \cdot \sqrt{3} = 2.9999999999999996$", "correct"),  # float sqrt(3)**2
+        (r"$\frac{\pi}{2} = 1.5707963267948966$", "correct"),
+        (r"$\frac{\pi}{2} = 1.5707963667948966$", "incorrect"),
+        ("sqrt(16)/3 = 1.33", "correct"),  # a rational value written rounded, as 4/3 = 1.33 is
+        ("sqrt(16)/3 = 1.43", "incorrect"),
     ],
 )
 def test_symbolic_table(step: str, status: str) -> None:

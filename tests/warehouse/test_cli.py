@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import warnings
 
 import pyarrow.parquet as pq
 import pytest
@@ -88,3 +90,93 @@ def test_unknown_table_and_missing_root(tmp_path) -> None:
 def test_every_command_documents_an_example() -> None:
     for name, command in main.commands.items():
         assert "Example:" in (command.help or ""), name
+
+
+@pytest.mark.parametrize(
+    ("statement", "kind"),
+    [
+        ("COPY (SELECT 1) TO '{out}'", "COPY"),
+        ("COPY step_labels FROM '{out}'", "COPY"),
+        ("ATTACH '{out}' AS x", "ATTACH"),
+        ("CREATE TABLE t AS SELECT 1", "CREATE"),
+        ("INSERT INTO problems SELECT * FROM problems", "INSERT"),
+        ("SELECT 1; COPY (SELECT 1) TO '{out}'", "COPY"),
+        ("EXPLAIN ANALYZE COPY (SELECT 1) TO '{out}'", "COPY"),
+        ("SET threads = 1", "SET"),
+        ("LOAD json", "LOAD"),
+        ("PRAGMA enable_profiling", "PRAGMA"),
+    ],
+)
+def test_sql_refuses_statements_that_could_write(root: str, tmp_path, statement: str, kind: str) -> None:
+    out = tmp_path / "written"
+    result = run("sql", statement.format(out=out), "--root", root)
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {kind} statements are not allowed: prm-warehouse sql only reads - ")
+    assert len(result.output.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("query", ["DESCRIBE problems", "SHOW TABLES", "SUMMARIZE problems", "EXPLAIN SELECT 1",
+                                   "FROM read_csv('{csv}')", "WITH t AS (SELECT 1 AS x) SELECT x FROM t"])
+def test_sql_runs_every_kind_of_read_including_local_files(root: str, tmp_path, query: str) -> None:
+    csv = tmp_path / "mine.csv"
+    csv.write_text("a,b\n1,2\n")
+    result = run("sql", query.format(csv=csv), "--root", root, "--format", "csv")
+    assert result.exit_code == 0, result.output
+    assert "sql only reads" not in result.output and "\n" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (("sql", "SELECT 1", "--format", "csv", "-o", "{tmp}/missing/out.csv"), None,
+         r"^Error: folder .*missing does not exist - create it first"),
+        (("sql", "SELECT 1", "--max-rows", "-3"), None, r"^Error: --max-rows must be at least 1, got -3 - "),
+        (("sql", "-"), "", r"^Error: no SQL to run \(the query or stdin is empty\) - "),
+        (("sql", "-"), "-- only a comment\n", r"^Error: no SQL statement in the query"),
+        (("sql", "SELECT i, CASE WHEN i = 2 THEN error('boom') END FROM range(3) t(i)", "--format", "json"), None,
+         r"^Error: Invalid Input Error: boom - check the SQL"),
+    ],
+    ids=["missing folder", "negative max rows", "empty stdin", "comment only", "error while writing"],
+)
+def test_cli_mistakes_are_one_line_errors(root: str, tmp_path, args, stdin, message: str) -> None:
+    result = run(*(a.format(tmp=tmp_path) for a in args), "--root", root, input=stdin)
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert re.match(message, result.stderr), result.stderr
+
+
+EXOTIC = ("SELECT 'a\\x00b'::BLOB AS blob, INTERVAL 3 DAY AS span, 170141183460469231731687303715884105727::HUGEINT "
+          "AS huge, union_value(k := 7)::UNION(k INT, s VARCHAR) AS tagged")
+
+
+def test_json_and_parquet_hold_blob_interval_hugeint_and_union(root: str, tmp_path) -> None:
+    result = run("sql", EXOTIC, "--root", root, "--format", "json")
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout)
+    assert (row["span"], row["huge"], row["tagged"]) == ("3 days", 170141183460469231731687303715884105727, {"k": 7})
+    assert "blob" in row
+    out = tmp_path / "exotic.parquet"
+    result = run("sql", EXOTIC, "--root", root, "--format", "parquet", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert pq.read_table(out).column_names == ["blob", "span", "huge", "tagged"]
+
+
+def test_csv_export_streams_rows_before_the_query_ends(root: str) -> None:
+    # The last of 10 MB of rows fails. A streaming export has written most rows by then (DuckDB
+    # flushes every few MB); an export that first collects every row fails before writing any.
+    query = ("SELECT i, CASE WHEN i = 99999 THEN error('boom') ELSE repeat('x', 100) END AS j "
+             "FROM range(100000) t(i)")
+    result = run("sql", query, "--root", root, "--format", "csv")
+    assert result.exit_code == 1 and "boom" in result.stderr
+    assert result.stdout.startswith("i,j\n0," + "x" * 100 + "\n1,")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
+def test_exports_print_no_deprecation_warning(root: str, tmp_path, fmt: str) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run("sql", "SELECT * FROM problems", "--root", root, "--format", fmt, "-o", str(tmp_path / "o"))
+    assert result.exit_code == 0, result.output
+    assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] == []

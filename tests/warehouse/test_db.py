@@ -25,7 +25,8 @@ def filled(wh: Warehouse) -> Warehouse:
          "completion_tokens": 20},
     ], **kw)
     wh.write("steps", [
-        {"solution_id": s, "problem_id": "p1", "step_idx": i, "text": t, "is_correct_truth": ok}
+        {"solution_id": s, "problem_id": "p1", "step_idx": i, "text": t, "is_correct_truth": ok,
+         "char_start": 8 * i, "char_end": 8 * i + len(t)}  # each step is 7 characters and a newline
         for s, i, t, ok in [("s1", 0, "2*3 = 6", True), ("s1", 1, "1+6 = 7", True),
                             ("s2", 0, "2*3 = 5", False), ("s2", 1, "1+5 = 6", False)]
     ], **kw)

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from warehouse import SchemaError, Warehouse, connect
-from warehouse.schemas import TABLES, file_schema
+from warehouse.schemas import SCHEMA_VERSION, TABLES, file_schema
 
 
 def problem(i: int, **over) -> dict:
@@ -93,13 +93,17 @@ def test_bad_partition_values_are_rejected(wh: Warehouse, day: str, message: str
 _KILL_BEFORE_RENAME = textwrap.dedent(
     """
     import os, signal, sys
-    import warehouse.store as store
+    from pathlib import Path
     from warehouse import Warehouse
 
-    def die(src, dst):  # the process dies after the temp file is complete but before the rename
-        os.kill(os.getpid(), signal.SIGKILL)
+    real_replace = os.replace
 
-    store.os.replace = die
+    def die(src, dst):  # the process dies after the temp file is complete but before the rename
+        if Path(dst).name.startswith("part-"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        real_replace(src, dst)
+
+    os.replace = die
     rows = [{"problem_id": f"p{i}", "task": "t", "split": "s", "question": "q", "gold_answer": "1"}
             for i in range(1000)]
     Warehouse(sys.argv[1]).write("problems", rows, source="arith", day="2026-11-20")
@@ -147,4 +151,4 @@ def test_write_killed_at_a_random_moment_leaves_only_whole_files(wh: Warehouse) 
 def test_every_table_has_the_provenance_and_partition_columns() -> None:
     for name, schema in TABLES.items():
         assert {"run_id", "created_at", "source", "day"} <= set(schema.names), name
-        assert schema.metadata[b"schema_version"] == b"1"
+        assert schema.metadata[b"schema_version"] == str(SCHEMA_VERSION).encode()

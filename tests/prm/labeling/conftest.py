@@ -73,7 +73,7 @@ class CountingSampler(CachedRolloutSampler):
 
 def make_solution(sid: str, pid: str, steps: Sequence[str], is_correct: bool | str | None = "auto",
                   tokens: int | None = None) -> SolutionToLabel:
-    return SolutionToLabel(solution_id=sid, problem_id=pid, prompt=f"Q{pid}\n", steps=tuple(steps), gold_answer="1",
+    return SolutionToLabel.of_steps(sid, pid, f"Q{pid}\n", steps, "1",
                            is_correct="bad" not in steps if is_correct == "auto" else is_correct,
                            completion_tokens=tokens if tokens is not None else 10 * len(steps))
 

@@ -93,7 +93,7 @@ class Plain:
 
 
 def _solution(sid: str, n: int) -> SolutionToLabel:
-    return SolutionToLabel(sid, "p" + sid, "Evaluate 1+2+3.\n", tuple(f"step {k}" for k in range(n)), "6")
+    return SolutionToLabel.of_steps(sid, "p" + sid, "Evaluate 1+2+3.\n", [f"step {k}" for k in range(n)], "6")
 
 
 def test_judge_rows_fit_the_warehouse() -> None:
@@ -142,7 +142,7 @@ def test_smollm2_judges_generated_arithmetic(smollm2_backend) -> None:
     from prm.tasks.arithmetic import ArithmeticConfig, generate_problems
 
     problems = generate_problems(4, ArithmeticConfig(n_ops=2), seed=0)
-    sols = [SolutionToLabel(f"s{i}", p.problem_id, p.question + "\n", p.gold_steps, str(p.answer))
+    sols = [SolutionToLabel.of_steps(f"s{i}", p.problem_id, p.question + "\n", p.gold_steps, str(p.answer))
             for i, p in enumerate(problems)]
     config = JudgeConfig(k=3, max_tokens=64)
     run = judge_solutions(sols, smollm2_backend, config, questions={p.problem_id: p.question for p in problems})

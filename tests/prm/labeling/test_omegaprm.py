@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from prm.format import segment
 from prm.labeling import OmegaPRMConfig, OmegaPRMLabeler, QuestionSearch, RolloutOutcome
 from prm.labeling.omega_search import State
 from prm.labeling.omegaprm import run_lockstep
@@ -55,12 +56,13 @@ def test_visit_counts_make_exploration_switch_states(solution):
     search = QuestionSearch([solution("c", "p", GOOD)], OmegaPRMConfig(c_puct=1.0, screen=False))
     half = [RolloutOutcome("", True, 1), RolloutOutcome("", False, 1)]
     for name in ("A", "B"):
-        target = search._target((name,))
-        search.tree[target.prefix_hash] = State((name,), target, list(half))
-    a, b = (search._target((n,)).prefix_hash for n in ("A", "B"))
+        target, seg = search._target(segment(f"{name}\n"), 1)
+        search.tree[target.prefix_hash] = State(seg, 1, target, list(half))
+    a, b = (search._target(segment(f"{n}\n"), 1)[0].prefix_hash for n in ("A", "B"))
     from prm.labeling.omega_search import Pair
 
-    for pair in (Pair(a, ("x",), 10.0), Pair(a, ("y",), 10.0), Pair(b, ("x",), 10.0)):
+    for pair in (Pair(a, segment("A\nx\n"), 1, 10.0), Pair(a, segment("A\ny\n"), 1, 10.0),
+                 Pair(b, segment("B\nx\n"), 1, 10.0)):
         search._add_pair(pair)
     first, second = search.select(), search.select()
     assert (first.state, second.state) == (a, b)  # with N stuck at 0 the second pick would be A again

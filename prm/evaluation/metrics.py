@@ -1,0 +1,97 @@
+"""Step-label and PRM metrics shared by the label audit and PRM evaluation.
+
+* Step F1 takes the *wrong step* as the positive class (what a PRM must catch).
+* ProcessBench F1 (Zheng et al. 2024) = harmonic mean of the exact first-error match on wrong solutions
+  (truth >= 0) and the acceptance of correct ones (truth = -1). A missing prediction is a miss.
+* :func:`f1_difference_ci`: paired bootstrap of a ProcessBench F1 difference, resampling within the wrong
+  and the correct group so both stay present.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+
+
+def ratio(num: float, den: float) -> float | None:
+    """``num / den``, None when ``den`` is 0.
+
+    >>> ratio(1, 4), ratio(1, 0)
+    (0.25, None)
+    """
+    return num / den if den else None
+
+
+def harmonic_mean(a: float | None, b: float | None) -> float | None:
+    """F1-style harmonic mean; None when either is undefined, 0 when both are 0.
+
+    >>> harmonic_mean(1.0, 0.5), harmonic_mean(0.0, 0.0), harmonic_mean(None, 1.0)
+    (0.6666666666666666, 0.0, None)
+    """
+    if a is None or b is None:
+        return None
+    return 2 * a * b / (a + b) if a + b else 0.0
+
+
+def step_f1(tp: int, fp: int, fn: int) -> float | None:
+    """F1 of the wrong-step class from counts; None when there is nothing to score.
+
+    >>> step_f1(tp=2, fp=0, fn=2), step_f1(0, 0, 0)
+    (0.6666666666666666, None)
+    """
+    if not tp + fp + fn:
+        return None
+    return harmonic_mean(ratio(tp, tp + fp) or 0.0, ratio(tp, tp + fn) or 0.0)
+
+
+def first_error_accuracies(preds: Mapping[str, int | None],
+                           truth: Mapping[str, int]) -> tuple[float | None, float | None]:
+    """(first-error exact match on wrong solutions, acceptance of correct ones) over the ``truth`` ids.
+
+    >>> first_error_accuracies({"w": 2, "c": 0}, {"w": 2, "c": -1})
+    (1.0, 0.0)
+    """
+    wrong = [sid for sid, fe in truth.items() if fe >= 0]
+    right = [sid for sid, fe in truth.items() if fe < 0]
+    return (ratio(sum(preds.get(s) == truth[s] for s in wrong), len(wrong)),
+            ratio(sum(preds.get(s) == -1 for s in right), len(right)))
+
+
+def processbench_f1(preds: Mapping[str, int | None], truth: Mapping[str, int]) -> float | None:
+    """Harmonic mean of :func:`first_error_accuracies`; None when one kind of solution is missing.
+
+    >>> processbench_f1({"w": 1, "c": -1}, {"w": 1, "c": -1}), processbench_f1({"w": 0}, {"w": 1, "c": -1})
+    (1.0, 0.0)
+    """
+    return harmonic_mean(*first_error_accuracies(preds, truth))
+
+
+def f1_difference_ci(preds_a: Mapping[str, int | None], preds_b: Mapping[str, int | None],
+                     truth: Mapping[str, int], *, n_boot: int = 2000, seed: int = 0) -> dict[str, float | None]:
+    """ProcessBench F1 of ``a`` minus ``b`` with a paired bootstrap 95% interval.
+
+    >>> truth = {"w1": 1, "w2": 2, "c": -1}
+    >>> f1_difference_ci({"w1": 1, "w2": 2, "c": -1}, {"w1": 1, "w2": 0, "c": -1}, truth, n_boot=200)["delta"]
+    0.333...
+    """
+    delta = _diff(processbench_f1(preds_a, truth), processbench_f1(preds_b, truth))
+    wrong = [s for s, fe in truth.items() if fe >= 0]
+    right = [s for s, fe in truth.items() if fe < 0]
+    hits = [([p.get(s) == truth[s] for s in wrong], [p.get(s) == -1 for s in right]) for p in (preds_a, preds_b)]
+    rng = random.Random(seed)
+    deltas = []
+    for _ in range(n_boot):
+        iw = [rng.randrange(len(wrong)) for _ in wrong]
+        ir = [rng.randrange(len(right)) for _ in right]
+        f1s = [harmonic_mean(ratio(sum(w[k] for k in iw), len(iw)), ratio(sum(r[k] for k in ir), len(ir)))
+               for w, r in hits]
+        if (d := _diff(*f1s)) is not None:
+            deltas.append(d)
+    deltas.sort()
+    lo = deltas[int(0.025 * len(deltas))] if deltas else None
+    hi = deltas[min(len(deltas) - 1, int(0.975 * len(deltas)))] if deltas else None
+    return {"delta": delta, "ci_low": lo, "ci_high": hi}
+
+
+def _diff(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b

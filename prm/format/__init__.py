@@ -1,0 +1,36 @@
+"""The step format: segmentation with character spans, prefix rendering, the step separator, prompts, and
+the first-error labeling convention.
+
+Every producer and consumer of steps (datagen, rollouts, labelers, the judge, policy SFT data, PRMs and
+reward adapters) goes through this package; nothing else decides where a step begins or ends.
+"""
+
+from prm.format.labels import (
+    STATUS_BY_CONVENTION,
+    STATUS_LABELED,
+    STATUS_UNVERIFIABLE,
+    first_error_of,
+    labels_from_first_error,
+    statuses_from_first_error,
+)
+from prm.format.prompts import PLAIN_PROMPT_SUFFIX, Prompter, format_prompt, prompt_version
+from prm.format.steps import STEP_SEPARATOR, Segmented, from_spans, join_steps, segment, split_steps
+
+__all__ = [
+    "PLAIN_PROMPT_SUFFIX",
+    "STATUS_BY_CONVENTION",
+    "STATUS_LABELED",
+    "STATUS_UNVERIFIABLE",
+    "STEP_SEPARATOR",
+    "Prompter",
+    "Segmented",
+    "first_error_of",
+    "format_prompt",
+    "from_spans",
+    "join_steps",
+    "labels_from_first_error",
+    "prompt_version",
+    "segment",
+    "split_steps",
+    "statuses_from_first_error",
+]

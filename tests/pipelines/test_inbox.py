@@ -1,0 +1,64 @@
+"""Hostile inboxes: refused files are named with what to do, bad and repeated rows are counted in metadata."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import dagster as dg
+
+from pipelines.definitions import defs
+from pipelines.partitions import partition_key, register_sources
+from pipelines.sensors import inbox_sensor
+from prm.tasks.sources import scan_inbox
+from warehouse import connect
+
+
+def test_the_sensor_survives_a_dangling_symlink_and_refuses_a_builtin_name(instance, resource) -> None:
+    inbox = resource.inbox_path()
+    (inbox / "gone.jsonl").symlink_to(inbox / "deleted.jsonl")  # used to crash every tick
+    (inbox / "arith.jsonl").write_text(json.dumps({"question": "q", "answer": "#### 1"}) + "\n")
+    (inbox / "mine.jsonl").write_text(json.dumps({"question": "q", "answer": "#### 1"}) + "\n")
+    first = inbox_sensor(dg.build_sensor_context(instance=instance, resources={"warehouse": resource}))
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    assert [r.partition_key for r in first.run_requests] == [partition_key(today, "mine")]
+    assert first.dynamic_partitions_requests[0].partition_keys == ["arith", "logic", "mine"]
+
+    refused = scan_inbox(inbox).refused
+    assert sorted(refused) == ["arith.jsonl", "gone.jsonl"]
+    assert "built-in source" in refused["arith.jsonl"] and "rename the file" in refused["arith.jsonl"]
+    assert "deleted.jsonl" in refused["gone.jsonl"] and "fix or remove the link" in refused["gone.jsonl"]
+
+    # A tick that requests nothing says why the remaining files are not used.
+    instance.add_dynamic_partitions("source", ["arith", "logic", "mine"])
+    second = inbox_sensor(dg.build_sensor_context(instance=instance, cursor=first.cursor,
+                                                  resources={"warehouse": resource}))
+    assert second.run_requests == []
+    reason = second.skip_reason.skip_message
+    assert "arith.jsonl" in reason and "arith_data.jsonl" in reason and "gone.jsonl" in reason
+
+
+def test_rejected_and_repeated_rows_show_in_the_problems_metadata(instance, resource) -> None:
+    lines = [
+        {"question": "Tom has 2 apples and buys 3. How many?", "answer": "2+3=<<2+3=5>>5\n#### 5"},
+        {"question": "Ann has 4 pens and loses 1. How many?", "answer": "She loses one.\n4-1=<<4-1=3>>3 pens."},
+        {"question": 12, "answer": "#### 12"},
+        {"question": "Tom has 2 apples and buys 3. How many?", "answer": "5\n#### 5"},
+    ]
+    path = resource.inbox_path() / "mixed.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in lines) + "\n")
+    register_sources(instance, ["mixed"])
+    result = defs.resolve_job_def("refresh").execute_in_process(
+        partition_key=partition_key("2026-11-20", "mixed"), instance=instance, raise_on_error=False,
+        asset_selection=[dg.AssetKey("problems")])
+    assert result.success
+    metadata = result.asset_materializations_for_node("problems")[0].metadata
+    assert metadata["dagster/row_count"].value == 1
+    assert metadata["rejected_rows"].value == 2 and metadata["duplicate_rows"].value == 1
+    table = metadata["rejected"].value
+    assert "| mixed.jsonl" not in table and f"| {path} | 2 |" in table and f"| {path} | 3 |" in table
+    assert "repeats the question of line 1" in table
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks["problems_ids_unique"] and checks["problems_gold_answers"]
+    rows = connect(resource.get().root).execute("SELECT task, gold_answer FROM problems").fetchall()
+    assert rows == [("gsm8k", "5")]
