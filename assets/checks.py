@@ -4,7 +4,7 @@
 import dagster as dg
 
 from assets.generation import policy_model, rollouts, solutions
-from assets.labeling import label_audit, mc_labels, omegaprm_labels
+from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_labels
 from assets.problems import problems
 from assets.verification import consensus_labels, formal_verifications, judgments
 from pipelines.resources import WarehouseResource
@@ -13,6 +13,7 @@ from prm.models.constants import ARITH_POLICY_NAME
 from prm.policy import card_problems, read_card
 from warehouse import checks as wc
 from warehouse import connect
+from warehouse.methods import method, method_names
 
 
 def _result(outcome: wc.CheckOutcome, severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR):
@@ -127,6 +128,25 @@ def policy_card_in_band() -> dg.AssetCheckResult:
     })
 
 
+# Which asset writes which methods of the method table (warehouse/methods.py) into step_labels.
+LABEL_WRITERS: tuple[tuple[dg.AssetsDefinition, tuple[str, ...]], ...] = (
+    (mc_labels, ("mc", "mc_early_stop")),
+    (omegaprm_labels, ("omegaprm",)),
+    (progress_labels, ("progress",)),
+    (formal_verifications, method_names("formal")),
+    (judgments, method_names("judge")),
+    (consensus_labels, method_names("consensus")),
+)
+
+
+def step_label_checks(asset: dg.AssetsDefinition, methods: tuple[str, ...]) -> list[dg.AssetChecksDefinition]:
+    """Schema, keys, orphans (of the asset's own methods), label ranges and class balance of each method."""
+    names = ", ".join(f"'{method(m).name}'" for m in methods)
+    return [*table_checks(asset, "step_labels"),
+            orphan_check(asset, "step_labels", "solutions", "solution_id", f"method IN ({names})"),
+            label_range_check(asset), *(label_balance_check(asset, m) for m in methods)]
+
+
 CHECKS = [
     policy_card_in_band,
     *table_checks(problems, "problems"),
@@ -138,19 +158,10 @@ CHECKS = [
     solutions_outcome_balance,
     *table_checks(rollouts, "rollouts"),
     orphan_check(rollouts, "rollouts", "solutions", "solution_id"),
-    *table_checks(mc_labels, "step_labels"),
-    orphan_check(mc_labels, "step_labels", "solutions", "solution_id", "method IN ('mc', 'mc_early_stop')"),
-    label_range_check(mc_labels),
-    label_balance_check(mc_labels, "mc"),
-    *table_checks(omegaprm_labels, "step_labels"),
-    orphan_check(omegaprm_labels, "step_labels", "solutions", "solution_id", "method = 'omegaprm'"),
-    label_range_check(omegaprm_labels),
-    label_balance_check(omegaprm_labels, "omegaprm"),
     *table_checks(label_audit, "label_audit"),
     *table_checks(formal_verifications, "verifications"),
     orphan_check(formal_verifications, "verifications", "solutions", "solution_id"),
     *table_checks(judgments, "judgments"),
     orphan_check(judgments, "judgments", "solutions", "solution_id"),
-    *table_checks(consensus_labels, "step_labels"),
-    label_range_check(consensus_labels),
+    *(check for asset, methods in LABEL_WRITERS for check in step_label_checks(asset, methods)),
 ]

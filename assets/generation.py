@@ -1,6 +1,8 @@
 """Generation assets: the warm-started policy, sampled solutions with their steps, and step rollouts."""
 
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
+import hashlib
+import json
 from collections import defaultdict
 
 import dagster as dg
@@ -8,7 +10,7 @@ import dagster as dg
 from assets.metadata import histogram, md_table
 from pipelines.partitions import PARTITIONS, day_and_source
 from pipelines.resources import GenerationResource, WarehouseResource
-from prm.datagen import rollout_rows, sample_solution_rows
+from prm.datagen import SampleStats, rollout_rows, sample_solution_rows
 from prm.datagen.synthetic import synthetic_solution_rows
 from prm.format import Prompter
 from prm.labeling.partition import solutions_to_label
@@ -60,6 +62,9 @@ class SolutionsConfig(dg.Config):
     temperature: float = 1.0  # the policy's own distribution
     max_tokens: int = 768  # char-level tokens: an 8-step chain solution is ~500, a word-problem one ~120
     seed: int = 0
+    # A rerun (after a kill, or of the whole job) keeps the partition's solutions, and with them every label
+    # already paid for, when they were sampled from the same model, prompt, problems and the four numbers above.
+    resample: bool = False  # sample afresh anyway, which deletes the rows derived from the old solutions
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="generation", kinds={"vllm", "parquet"}, pool="engine",
@@ -75,6 +80,13 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
         raise dg.Failure(f"no problems in partition {day}|{source}; materialize `problems` for it first")
     logic = [p for p in problems if p["task"] == "logic"]
     sampled = [p for p in problems if p["task"] != "logic"]
+    key = _sampling_key(config, problems, generation if sampled else None)
+    kept = None if config.resample else _kept_solutions(context, wh, source, day, key)
+    if kept is not None:
+        sols, n_steps, stats, earlier_run = kept
+        context.log.info(f"reusing the {len(sols)} solutions of run {earlier_run} for {day}|{source}: same model, "
+                         "problems and sampling config (set resample: true to sample afresh)")
+        return _solutions_result(problems, sols, n_steps, stats, key, reused_from=earlier_run)
     sols, steps, stats = synthetic_solution_rows(logic, n=config.n_samples, seed=config.seed)
     if sampled:
         backend = generation.get()
@@ -91,10 +103,54 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
     kw = {"source": source, "day": day, "run_id": context.run_id, "replace": True}
     wh.write("solutions", sols, writer="solutions", **kw)
     wh.write("steps", steps, writer="solutions", **kw)
+    return _solutions_result(problems, sols, len(steps), stats, key, reused_from=None)
+
+
+def _sampling_key(config: SolutionsConfig, problems: list[dict], generation: GenerationResource | None) -> str:
+    """Digest of everything the partition's solutions depend on; equal keys mean a rerun would redo them.
+    ``generation`` is None when every problem is synthesized (logic): no model is involved then."""
+    what = {"n_samples": config.n_samples, "temperature": config.temperature, "max_tokens": config.max_tokens,
+            "seed": config.seed,
+            "model": generation.model_version() if generation else None,
+            "prompt_version": Prompter(generation.model).version if generation else None,
+            "problems": sorted((p["problem_id"], p["question"], p["gold_answer"]) for p in problems)}
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _kept_solutions(context: dg.AssetExecutionContext, wh, source: str, day: str,
+                    key: str) -> tuple[list[dict], int, SampleStats, str] | None:
+    """The partition's solutions when they can stand: the latest materialization had ``key``, and every
+    stored solution and step row was written by that materialization's run (a run killed between its two
+    writes, or one that never recorded its materialization, leaves rows that do not qualify)."""
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=context.asset_key, asset_partitions=[context.partition_key]), limit=1).records
+    if not records:
+        return None
+    last = records[0]
+    entry = last.asset_materialization.metadata.get("sampling_key") if last.asset_materialization else None
+    if entry is None or entry.value != key:
+        return None
+    sols = wh.read_partition("solutions", source, day).to_pylist()
+    steps = wh.read_partition("steps", source, day).column("run_id").to_pylist()
+    if not sols or {s["run_id"] for s in sols} | set(steps) != {last.run_id}:
+        return None
+    stats = SampleStats(
+        n_problems=len({s["problem_id"] for s in sols}), n_solutions=len(sols),
+        n_errors=sum(s["status"] == "error" for s in sols), n_correct=sum(bool(s.get("is_correct")) for s in sols),
+        prompt_tokens=sum(s["prompt_tokens"] or 0 for s in sols if s["sample_idx"] == 0),  # one prompt per problem
+        completion_tokens=sum(s["completion_tokens"] or 0 for s in sols))
+    return sols, len(steps), stats, last.run_id
+
+
+def _solutions_result(problems: list[dict], sols: list[dict], n_steps: int, stats: SampleStats, key: str,
+                      reused_from: str | None) -> dg.MaterializeResult:
     by_steps = _accuracy_by_steps(problems, sols)
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(sols),
-        "steps": len(steps),
+        "steps": n_steps,
+        "reused": reused_from is not None,  # kept from an earlier run, labels and all; nothing was sampled
+        **({"reused_from_run": reused_from} if reused_from else {}),
+        "sampling_key": key,
         "errors": stats.n_errors,
         "accuracy": round(stats.accuracy, 3),
         "completion_tokens": stats.completion_tokens,

@@ -8,7 +8,14 @@ from pipelines.partitions import PARTITIONS, day_and_source
 from pipelines.resources import GenerationResource, WarehouseResource
 from prm.format import Prompter
 from prm.labeling import MCConfig, OmegaPRMConfig, markdown_table
-from prm.labeling.partition import PartitionLabelReport, audit_partition, label_partition
+from prm.labeling.partition import (
+    PartitionLabelReport,
+    audit_partition,
+    label_partition,
+    label_progress_partition,
+)
+from prm.labeling.progress import ProgressConfig
+from warehouse.methods import method_names
 
 
 def _metadata(report: PartitionLabelReport) -> dict:
@@ -84,17 +91,38 @@ def omegaprm_labels(context: dg.AssetExecutionContext, config: OmegaPRMLabelsCon
     return dg.MaterializeResult(metadata=_metadata(report))
 
 
-AUDITED_METHODS = ("mc", "mc_early_stop", "omegaprm", "sympy", "z3", "judge", "consensus")
+class ProgressLabelsConfig(dg.Config):
+    """Step advantage MC(k) - MC(k-1) from the MC labels' rollouts (no new rollouts)."""
+
+    tolerance: float = 0.25  # largest MC drop that still counts as a good step (see prm.labeling.progress)
+
+
+@dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"parquet"}, deps=["mc_labels"],
+          description="Progress labels (Rewarding Progress / PAV): the change of the MC estimate at each step, "
+          "from rollouts MC already paid for.")
+def progress_labels(context: dg.AssetExecutionContext, config: ProgressLabelsConfig,
+                    warehouse: WarehouseResource) -> dg.MaterializeResult:
+    day, source = day_and_source(context)
+    wh = warehouse.get()
+    labels = label_progress_partition(wh, ProgressConfig(tolerance=config.tolerance), source=source, day=day,
+                                      run_id=context.run_id)
+    good = sum(lb.hard_label is True for lb in labels)
+    meta = {"dagster/row_count": len(labels), "good_steps": good, "bad_steps": sum(lb.hard_label is False
+                                                                                   for lb in labels)}
+    audit = audit_partition(wh, "progress", source, day)
+    if audit is not None:
+        meta["audit"] = dg.MetadataValue.md(markdown_table([audit]))
+    return dg.MaterializeResult(metadata=meta)
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"duckdb", "parquet"},
-          deps=["mc_labels", "omegaprm_labels", "consensus_labels"],
+          deps=["mc_labels", "omegaprm_labels", "progress_labels", "consensus_labels"],
           description="Each labeling method vs exact truth: step F1, first-error accuracy, ProcessBench F1, cost.")
 def label_audit(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     day, source = day_and_source(context)
     wh = warehouse.get()
     present = {r["method"] for r in wh.read_partition("step_labels", source, day).to_pylist()}
-    rows = [a for m in AUDITED_METHODS if m in present if (a := audit_partition(wh, m, source, day)) is not None]
+    rows = [a for m in method_names() if m in present if (a := audit_partition(wh, m, source, day)) is not None]
     wh.write("label_audit", [r.to_row() for r in rows], source=source, day=day, run_id=context.run_id,
              writer="label_audit", replace=True)
     table = markdown_table(rows) if rows else "_no exact truth in this partition (not a generated task)_"

@@ -4,7 +4,7 @@ import dagster as dg
 
 from assets.checks import CHECKS
 from assets.generation import policy_model, rollouts, solutions
-from assets.labeling import label_audit, mc_labels, omegaprm_labels
+from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_labels
 from assets.problems import problems
 from assets.verification import consensus_labels, formal_verifications, judgments
 from pipelines.jobs import refresh_job, warm_start_job
@@ -13,7 +13,7 @@ from pipelines.schedules import nightly_refresh
 from pipelines.sensors import inbox_sensor
 
 defs = dg.Definitions(
-    assets=[problems, policy_model, solutions, rollouts, mc_labels, omegaprm_labels, label_audit,
+    assets=[problems, policy_model, solutions, rollouts, mc_labels, omegaprm_labels, progress_labels, label_audit,
             formal_verifications, judgments, consensus_labels],
     asset_checks=CHECKS,
     jobs=[warm_start_job, refresh_job],

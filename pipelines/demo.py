@@ -8,11 +8,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import uuid
 
 import dagster as dg
 
 from pipelines.instance import ensure_dagster_home
 from pipelines.partitions import partition_key, register_sources
+from pipelines.recovery import SlotWatcher, owner_tags, release_dead_runs
 from warehouse import Warehouse, connect, today
 
 # (table that must have rows, query): the summary shows each query whose table is filled.
@@ -40,16 +42,30 @@ def run(day: str, source: str, run_config: dict | None = None) -> list[dg.Execut
     from pipelines.definitions import defs  # after DAGSTER_HOME is set
 
     instance = dg.DagsterInstance.get()
+    # A run killed earlier (kill -9, a closed terminal) still holds its pool slot: free it, or this run waits forever.
+    for holder in release_dead_runs(instance):
+        _say(f"released pool '{holder.pool}' from dead {holder.describe()}")
     register_sources(instance, [source])
     logging = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
-    warm = defs.resolve_job_def("warm_start").execute_in_process(instance=instance, run_config=logging,
-                                                                 raise_on_error=False)
+    warm = _execute(defs.resolve_job_def("warm_start"), instance, run_config=logging)
     if not warm.success:
         return [warm]
-    refresh = defs.resolve_job_def("refresh").execute_in_process(
-        partition_key=partition_key(day, source), instance=instance, run_config={**logging, **(run_config or {})},
-        raise_on_error=False)
+    refresh = _execute(defs.resolve_job_def("refresh"), instance, partition_key=partition_key(day, source),
+                       run_config={**logging, **(run_config or {})})
     return [warm, refresh]
+
+
+def _execute(job: dg.JobDefinition, instance: dg.DagsterInstance, **kwargs) -> dg.ExecuteInProcessResult:
+    """Execute in this process, tagged with its pid (so a later run can tell it died) and watched while it
+    waits for a pool slot (it says which run holds the slot, and frees the slot if that run is dead)."""
+    run_id = str(uuid.uuid4())
+    with SlotWatcher(instance, run_id, log=_say):
+        return job.execute_in_process(instance=instance, run_id=run_id, tags=owner_tags(), raise_on_error=False,
+                                      **kwargs)
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def summary(wh: Warehouse) -> str:

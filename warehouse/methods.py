@@ -31,6 +31,7 @@ METHODS: tuple[Method, ...] = (
     Method("mc", "rollout", "Monte-Carlo rollouts (Math-Shepherd)"),
     Method("mc_early_stop", "rollout", "Monte-Carlo, stop at first MC = 0"),
     Method("omegaprm", "rollout", "OmegaPRM binary search"),
+    Method("progress", "rollout", "Step progress MC(k) - MC(k-1) from the MC rollouts (PAV)"),
     Method("sympy", "formal", "SymPy arithmetic check"),
     Method("z3", "formal", "Z3 logic check"),
     Method("judge", "judge", "LLM judge, majority of k votes"),

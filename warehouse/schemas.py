@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from warehouse.methods import method_names
+
 # Version 2: ``steps`` carry their character span in the solution text, ``solutions`` their prompt version.
 SCHEMA_VERSION = 2
 PARTITION_COLUMNS: tuple[str, ...] = ("source", "day")
@@ -141,6 +143,24 @@ LABEL_AUDIT = _schema(
     pa.field("tokens_per_step", pa.float32()),
 )
 
+STEP_SCORES = _schema(
+    pa.field("model", pa.string(), nullable=False),  # the PRM: name@<digest of its folder> (model_version)
+    pa.field("solution_id", pa.string(), nullable=False),
+    pa.field("problem_id", pa.string(), nullable=False),
+    pa.field("step_idx", pa.int32(), nullable=False),
+    pa.field("score", pa.float32(), nullable=False),  # the PRM's P(step is good), in [0, 1]
+)
+
+PRM_EVALUATIONS = _schema(
+    pa.field("model", pa.string(), nullable=False),  # the PRM evaluated (model_version), or a baseline's name
+    pa.field("label_method", pa.string()),  # the step_labels method it was trained on (method table name)
+    pa.field("split", pa.string(), nullable=False),  # the held-out split scored, e.g. "test"
+    pa.field("metric", pa.string(), nullable=False),  # processbench_f1 | step_auc | bon_acc@N:min | ...
+    pa.field("value", pa.float64()),
+    pa.field("n", pa.int32()),  # items behind the value (solutions, steps or problems)
+    pa.field("detail_json", pa.string()),  # e.g. the threshold chosen on validation
+)
+
 TABLES: dict[str, pa.Schema] = {
     "problems": PROBLEMS,
     "solutions": SOLUTIONS,
@@ -150,6 +170,8 @@ TABLES: dict[str, pa.Schema] = {
     "judgments": JUDGMENTS,
     "verifications": VERIFICATIONS,
     "label_audit": LABEL_AUDIT,
+    "step_scores": STEP_SCORES,
+    "prm_evaluations": PRM_EVALUATIONS,
 }
 
 # Columns that identify a row; a table must not hold two rows with the same key.
@@ -162,6 +184,8 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "judgments": ("judgment_id",),
     "verifications": ("solution_id", "step_idx", "verifier"),
     "label_audit": ("run_id", "method"),
+    "step_scores": ("model", "solution_id", "step_idx"),
+    "prm_evaluations": ("run_id", "model", "split", "metric"),
 }
 
 
@@ -197,6 +221,7 @@ VALUE_RULES: dict[str, dict[str, Allowed]] = {
     "steps": {"step_idx": _INDEX, "char_start": Allowed(low=0, at_most="char_end")},
     "rollouts": {"step_idx": _INDEX, "rollout_idx": _INDEX, "completion_tokens": _INDEX},
     "step_labels": {"step_idx": _INDEX, "soft_label": _SHARE, "status": Allowed(one_of=LABEL_STATUSES),
+                    "method": Allowed(one_of=method_names()),  # the method table is the only source of names
                     "n_rollouts": _INDEX, "n_correct": Allowed(low=0, at_most="n_rollouts"),
                     "first_error": _FIRST_ERROR, "cost_rollouts": _INDEX, "cost_tokens": _INDEX},
     "judgments": {"n_votes": _INDEX, "n_abstain": Allowed(low=0, at_most="n_votes"), "first_error": _FIRST_ERROR,
@@ -205,6 +230,8 @@ VALUE_RULES: dict[str, dict[str, Allowed]] = {
     "label_audit": {"n_solutions": _INDEX, "n_steps": _INDEX, "step_accuracy": _SHARE, "step_f1": _SHARE,
                     "first_error_acc": _SHARE, "correct_acc": _SHARE, "processbench_f1": _SHARE,
                     "rollouts_per_step": _INDEX, "tokens_per_step": _INDEX},
+    "step_scores": {"step_idx": _INDEX, "score": _SHARE},
+    "prm_evaluations": {"n": _INDEX},
 }
 
 

@@ -5,12 +5,17 @@
   (truth >= 0) and the acceptance of correct ones (truth = -1). A missing prediction is a miss.
 * :func:`f1_difference_ci`: paired bootstrap of a ProcessBench F1 difference, resampling within the wrong
   and the correct group so both stay present.
+* :func:`roc_auc`: the probability that a random positive outranks a random negative, ties counting half
+  (the Mann-Whitney U statistic over n_pos * n_neg).
+* :func:`gap_closed`: the share of the majority-vote-to-oracle gap a best-of-N picker closes.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 
 def ratio(num: float, den: float) -> float | None:
@@ -91,6 +96,43 @@ def f1_difference_ci(preds_a: Mapping[str, int | None], preds_b: Mapping[str, in
     lo = deltas[int(0.025 * len(deltas))] if deltas else None
     hi = deltas[min(len(deltas) - 1, int(0.975 * len(deltas)))] if deltas else None
     return {"delta": delta, "ci_low": lo, "ci_high": hi}
+
+
+def roc_auc(positive: Sequence[bool], scores: Sequence[float]) -> float | None:
+    """ROC-AUC of ``scores`` for the ``positive`` class (higher score = more positive); None without both classes.
+
+    Tied scores count half a correctly ordered pair, so a constant scorer gets exactly 0.5.
+
+    >>> roc_auc([True, True, False, False], [0.8, 0.4, 0.6, 0.2]), roc_auc([True, False], [0.5, 0.5])
+    (0.75, 0.5)
+    >>> roc_auc([True, True], [0.1, 0.9]) is None
+    True
+    """
+    pos = np.asarray(positive, dtype=bool)
+    values = np.asarray(scores, dtype=float)
+    if pos.shape != values.shape:
+        raise ValueError(f"roc_auc got {pos.size} labels and {values.size} scores; pass one score per label")
+    n_pos = int(pos.sum())
+    n_neg = pos.size - n_pos
+    if not n_pos or not n_neg:
+        return None
+    # 1-based ranks, each tie group sharing the mean of the ranks it spans.
+    _, group, counts = np.unique(values, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    ranks = ((ends - counts + 1 + ends) / 2)[group]
+    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def gap_closed(picked: float | None, majority: float | None, oracle: float | None) -> float | None:
+    """``(picked - majority) / (oracle - majority)``: 1 = as good as the oracle, 0 = no better than majority
+    vote, negative = worse. None when the oracle does not beat majority vote (there is no gap) or a value is None.
+
+    >>> gap_closed(0.75, 0.5, 1.0), gap_closed(0.25, 0.5, 0.5)
+    (0.5, None)
+    """
+    if picked is None or majority is None or oracle is None or oracle == majority:
+        return None
+    return (picked - majority) / (oracle - majority)
 
 
 def _diff(a: float | None, b: float | None) -> float | None:

@@ -13,17 +13,32 @@ from prm.format.labels import (
     labels_from_first_error,
     statuses_from_first_error,
 )
+from prm.format.prm_input import (
+    CONVENTION_FILE,
+    CONVENTIONS,
+    ContextOverflowError,
+    EncodedSteps,
+    StepTagConvention,
+    encode_steps,
+    tag_ids,
+)
 from prm.format.prompts import PLAIN_PROMPT_SUFFIX, Prompter, format_prompt, prompt_version
 from prm.format.steps import STEP_SEPARATOR, Segmented, from_spans, join_steps, segment, split_steps
 
 __all__ = [
+    "CONVENTIONS",
+    "CONVENTION_FILE",
     "PLAIN_PROMPT_SUFFIX",
     "STATUS_BY_CONVENTION",
     "STATUS_LABELED",
     "STATUS_UNVERIFIABLE",
     "STEP_SEPARATOR",
+    "ContextOverflowError",
+    "EncodedSteps",
     "Prompter",
     "Segmented",
+    "StepTagConvention",
+    "encode_steps",
     "first_error_of",
     "format_prompt",
     "from_spans",
@@ -33,4 +48,5 @@ __all__ = [
     "segment",
     "split_steps",
     "statuses_from_first_error",
+    "tag_ids",
 ]

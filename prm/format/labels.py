@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-# step_labels.status values.
-STATUS_LABELED = "labeled"  # the method decided this step
-STATUS_BY_CONVENTION = "by_convention"  # after the first wrong step: wrong by the convention above
-STATUS_UNVERIFIABLE = "unverifiable"  # the method could not decide (hard label null)
-STATUSES = (STATUS_LABELED, STATUS_BY_CONVENTION, STATUS_UNVERIFIABLE)
+from warehouse.schemas import LABEL_STATUSES
+
+# step_labels.status values, owned by the warehouse schema: the method decided this step; after the first
+# wrong step (wrong by the convention above); the method could not decide (hard label null).
+STATUS_LABELED, STATUS_BY_CONVENTION, STATUS_UNVERIFIABLE = LABEL_STATUSES
 
 
 def labels_from_first_error(n_steps: int, first_error: int | None) -> list[bool | None]:

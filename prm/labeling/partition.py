@@ -23,10 +23,11 @@ from prm.labeling.consensus import (
 )
 from prm.labeling.formal import FormalRun, verify_steps
 from prm.labeling.judge import JudgeConfig, JudgeRun, judge_solutions
+from prm.labeling.progress import PROGRESS_METHOD, ProgressConfig, progress_labels
 from prm.labeling.registry import get_labeler
 from prm.labeling.resume import label_in_chunks
 from prm.labeling.sampler import backend_sampler
-from prm.labeling.types import SolutionToLabel
+from prm.labeling.types import SolutionToLabel, StepLabel
 from warehouse import Warehouse
 
 
@@ -146,6 +147,17 @@ def audit_partition(wh: Warehouse, method: str, source: str, day: str) -> AuditR
     labels = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] == method]
     steps = wh.read_partition("steps", source, day).to_pylist()
     return audit_labels(method, labels, steps, solutions)
+
+
+def label_progress_partition(wh: Warehouse, config: ProgressConfig, *, source: str, day: str,
+                             run_id: str) -> list[StepLabel]:
+    """Progress labels of the partition from its ``config.base_method`` labels; replaces earlier ones."""
+    mc = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] == config.base_method]
+    solutions = [s for s in wh.read_partition("solutions", source, day).to_pylist() if s["model"] != SYNTHETIC_MODEL]
+    labels = progress_labels(mc, solutions, config)
+    wh.write("step_labels", [lb.to_row() for lb in labels], source=source, day=day, run_id=run_id,
+             writer=PROGRESS_METHOD, replace=True)
+    return labels
 
 
 def verify_partition(wh: Warehouse, *, source: str, day: str, run_id: str, timeout_s: float = 2.0) -> FormalRun:

@@ -22,7 +22,7 @@ from pipelines.instance import ensure_dagster_home
 from pipelines.partitions import partition_key
 from warehouse import Warehouse, connect
 
-pytestmark = pytest.mark.ui
+pytestmark = [pytest.mark.ui, pytest.mark.slow]  # starts `dagster dev` (minutes): deselected with -m 'not slow'
 PROJECT = Path(__file__).resolve().parents[2]
 ARTIFACTS = PROJECT / "test-artifacts"
 STARTUP_TIMEOUT_S = 240

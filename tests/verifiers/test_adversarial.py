@@ -11,6 +11,8 @@ import pytest
 from verifiers import check_arithmetic_step, check_logic_step, check_steps, grade_answers
 
 TIMEOUT_S = 2.0
+# Wall-clock bound for pool calls: far above what they take even on a loaded 2-core machine, far below a hang.
+HANG_BOUND_S = 120.0
 
 
 def _hostile(sentinel: Path) -> list[str]:
@@ -41,7 +43,7 @@ def test_hostile_arithmetic_batch(tmp_path: Path) -> None:
         rows += [text, "48/2 = <<48/2=24>>24"]
     start = time.monotonic()
     verdicts = check_steps(rows, timeout_s=TIMEOUT_S)
-    assert time.monotonic() - start < TIMEOUT_S * 4
+    assert time.monotonic() - start < HANG_BOUND_S  # bounded, not fast: a loaded 2-core box is slow
     for text, verdict in zip(rows[::2], verdicts[::2], strict=True):
         assert verdict.status in ("unverifiable", "incorrect"), (text[:40], verdict)
     assert all(v.status == "correct" for v in verdicts[1::2])
@@ -51,9 +53,9 @@ def test_hostile_arithmetic_batch(tmp_path: Path) -> None:
 @pytest.mark.parametrize("index", range(16))
 def test_hostile_in_process_is_fast(tmp_path: Path, index: int) -> None:
     text = _hostile(tmp_path / "pwned")[index]
-    start = time.monotonic()
+    start = time.process_time()  # this process's CPU time: holds on a loaded machine, unlike wall time
     verdict = check_arithmetic_step(text)
-    assert time.monotonic() - start < 0.5  # the in-process path is bounded by the grammar's limits
+    assert time.process_time() - start < 0.5  # the in-process path is bounded by the grammar's limits
     assert verdict.status in ("unverifiable", "incorrect")
     assert not (tmp_path / "pwned").exists()
 
@@ -61,9 +63,9 @@ def test_hostile_in_process_is_fast(tmp_path: Path, index: int) -> None:
 @pytest.mark.parametrize("index", range(16))
 def test_hostile_logic_step(tmp_path: Path, index: int) -> None:
     text = _hostile(tmp_path / "pwned")[index] + " -> A is true"
-    start = time.monotonic()
+    start = time.process_time()
     verdict = check_logic_step(text)
-    assert time.monotonic() - start < 0.5
+    assert time.process_time() - start < 0.5
     assert verdict.status in ("unverifiable", "incorrect")
     assert not (tmp_path / "pwned").exists()
 
@@ -73,7 +75,7 @@ def test_hostile_answers(tmp_path: Path) -> None:
     rows = [(text, "3") for text in [*_hostile(sentinel)[:4], "１", "\x00", ""]] + [("3", "3"), ("3.0", "3")]
     start = time.monotonic()
     grades = grade_answers(rows, timeout_s=TIMEOUT_S)
-    assert time.monotonic() - start < TIMEOUT_S * 6
+    assert time.monotonic() - start < HANG_BOUND_S
     assert grades[-2:] == [True, True]
     assert not any(grades[:-2])
     assert not sentinel.exists()

@@ -70,7 +70,12 @@ def test_grading_works_off_the_main_thread() -> None:
 
 
 def test_hostile_prediction_is_bounded() -> None:
-    assert grade_answers([("9**9**9**9", "3"), (r"2^{2^{2^{2^{2^{2}}}}}", "3"), ("7", "7")], timeout_s=2.0)[2]
+    rows = [("9**9**9**9", "3"), (r"2^{2^{2^{2^{2^{2}}}}}", "3"), ("7", "7")]
+    # Neither tower grades as equal to 3; the tower of 2s is cut at the timeout and says so; the honest row grades.
+    verdicts = grade_verdicts(rows, timeout_s=2.0)
+    assert [v.status for v in verdicts] == ["incorrect", "unverifiable", "correct"]
+    assert verdicts[1].detail == "timed out after 2 s"
+    assert grade_answers(rows, timeout_s=2.0) == [False, None, True]
 
 
 def _rerender(gold: str) -> str:

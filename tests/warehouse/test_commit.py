@@ -31,7 +31,6 @@ _RACER = textwrap.dedent(
     from warehouse import Warehouse
 
     root, me, other, sync = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])
-    wh = Warehouse(root)
     real_replace, real_flock = os.replace, fcntl.flock
 
     def flock(fd, op):
@@ -45,10 +44,10 @@ _RACER = textwrap.dedent(
             while not ((sync / f"{other}.published").exists() or (sync / f"{other}.locking").exists()):
                 time.sleep(0.01)
 
-    fcntl.flock, os.replace = flock, replace
+    fcntl.flock, os.replace = flock, replace  # before the open: its cleanup may wait for the other's lock too
     rows = [{"problem_id": f"{me}{i}", "task": "t", "split": "s", "question": me, "gold_answer": "1"}
             for i in range(50)]
-    wh.write("problems", rows, source="arith", day=sys.argv[5], writer="problems", replace=True)
+    Warehouse(root).write("problems", rows, source="arith", day=sys.argv[5], writer="problems", replace=True)
     """
 )
 

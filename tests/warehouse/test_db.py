@@ -76,5 +76,16 @@ def test_rows_written_after_connect_are_visible(filled: Warehouse) -> None:
     assert con.execute("SELECT count(*) FROM problems").fetchone() == (2,)
 
 
-def test_convenience_views_are_listed() -> None:
-    assert set(CONVENIENCE_VIEWS) <= set(view_names())
+@pytest.mark.parametrize("fill", [False, True], ids=["empty", "filled"])
+def test_every_listed_name_is_in_duckdbs_catalog(request: pytest.FixtureRequest, fill: bool) -> None:
+    """view_names() against what connect() really created, read back from DuckDB's own catalog."""
+    wh = request.getfixturevalue("filled" if fill else "wh")
+    con = connect(wh.root)
+    catalog = dict(con.execute("SELECT table_name, table_type FROM information_schema.tables "
+                               "WHERE table_schema = 'main'").fetchall())
+    assert sorted(catalog) == view_names()
+    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    assert set(CONVENIENCE_VIEWS) <= views
+    for table in TABLES:  # a table with Parquet files is a view over them; an empty one a typed table
+        expected = "VIEW" if fill and table in {"problems", "solutions", "steps", "step_labels"} else "BASE TABLE"
+        assert catalog[table] == expected, table

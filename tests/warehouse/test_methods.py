@@ -58,7 +58,7 @@ def test_a_warehouse_of_an_older_schema_is_refused_with_what_to_do(tmp_path) -> 
     part.mkdir(parents=True)
     pq.write_table(pa.table({"solution_id": ["s"], "step_idx": [0], "text": ["1 = 1"]}), part / "part-x.parquet")
     for open_it in (Warehouse, connect):
-        with pytest.raises(SchemaVersionError, match="schema version 1.*re-materialize"):
+        with pytest.raises(SchemaVersionError, match=r"schema version 1.*re-materialize"):
             open_it(old)
     (old / MARKER).write_text(json.dumps({"schema_version": 1}))
     with pytest.raises(SchemaVersionError):

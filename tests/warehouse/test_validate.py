@@ -82,10 +82,10 @@ def test_every_rule_names_columns_of_its_table() -> None:
 
 
 def test_status_vocabularies_match_the_code_that_writes_them() -> None:
-    from prm.format.labels import STATUSES
+    from prm.format.labels import STATUS_BY_CONVENTION, STATUS_LABELED, STATUS_UNVERIFIABLE
     from prm.generation.constants import STATUS_ERROR, STATUS_OK
     from verifiers.verdict import STATUSES as VERDICTS
 
-    assert LABEL_STATUSES == STATUSES
+    assert LABEL_STATUSES == (STATUS_LABELED, STATUS_BY_CONVENTION, STATUS_UNVERIFIABLE)
     assert VERDICT_STATUSES == VERDICTS
     assert set(SOLUTION_STATUSES) == {STATUS_OK, STATUS_ERROR}

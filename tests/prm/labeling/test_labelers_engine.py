@@ -36,10 +36,16 @@ def test_mc_then_omegaprm_label_real_solutions_through_one_cache(vllm_backend, t
     assert mc.cost_rollouts == 2 * len(prefixes) and mc.cost_tokens > 0  # a shared prefix is paid once
     validate_rows("step_labels", STEP_LABELS, [{**r, "run_id": "t", "created_at": 0, "source": "s", "day": "d"}
                                                for r in mc.rows()])
-    fresh_after_mc = sampler.fresh_rollouts
+    fresh_before, reused_before = sampler.fresh_rollouts, sampler.reused_rollouts
 
     omega = get_labeler("omegaprm", OmegaPRMConfig(k=2, max_searches=4, screen=False)).label(to_label, sampler)
     assert {lb.solution_id for lb in omega.labels} == {s.solution_id for s in to_label}
-    # Every prefix MC already rolled out is served from the cache: OmegaPRM pays only for new prefixes.
-    assert sampler.fresh_rollouts - fresh_after_mc <= omega.cost_rollouts
+    fresh = sampler.fresh_rollouts - fresh_before
+    reused = sampler.reused_rollouts - reused_before
+    assert reused + fresh == omega.cost_rollouts  # every outcome the search used: once, fresh or cached
+    # Without search_generated OmegaPRM only estimates prefixes of the input solutions, which MC already
+    # rolled out k=2 times each: all of it comes from the cache, none of it is paid again.
+    assert fresh == 0 and omega.new_rollouts == ()
+    searchable = [s.solution_id for s in to_label if s.is_correct is not True and len(s.steps) > 1]
+    assert reused > 0, f"OmegaPRM reused no cached rollout; wrong solutions of 2+ steps to search: {searchable}"
     assert all(0.0 <= (lb.soft_label if lb.soft_label is not None else 0.0) <= 1.0 for lb in omega.labels)

@@ -65,6 +65,7 @@ def test_shared_prefix_is_sampled_and_charged_once(oracle_cls, sampler_of, solut
     sampler = sampler_of(oracle_cls())
     run = MCLabeler().label(sols, sampler)
     assert len(sampler.oracle.asked) == 3  # ("ok",) once, then both second steps
+    assert (sampler.fresh_rollouts, sampler.reused_rollouts) == (3 * 8, 8)  # b's first step is a's, from the cache
     assert run.cost_rollouts == 3 * 8 == sum(lb.cost_rollouts for lb in run.labels)
     assert _by_step(run, "b")[0].n_rollouts == 8 and _by_step(run, "b")[0].cost_rollouts == 0
 

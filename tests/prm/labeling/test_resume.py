@@ -52,6 +52,8 @@ def test_a_restart_over_written_rollouts_pays_nothing(oracle_cls, sampler_of, so
     again_sampler = sampler_of(oracle_cls(), list(first.new_rollouts))
     again = get_labeler("mc").label(sols, again_sampler)
     assert again_sampler.fresh_rollouts == 0 and again.new_rollouts == ()
+    # every outcome behind every label came from the written rollouts
+    assert again_sampler.reused_rollouts == sum(r["n_rollouts"] for r in again.rows()) == 4 * 8 * 8
     assert again.rows() == first.rows()  # cost counts rollouts used, cached or not
 
 

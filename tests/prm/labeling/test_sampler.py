@@ -96,7 +96,8 @@ def test_omegaprm_after_mc_counts_what_the_cache_served(oracle_cls, sampler_of, 
     mc = get_labeler("mc", MCConfig(n_rollouts=4)).label(sols, sampler)
     # 11 distinct prefixes (the first 5 are shared): each paid once, and served again to the other solution
     assert (sampler.fresh_rollouts, sampler.reused_rollouts) == (mc.cost_rollouts, 5 * 4) == (11 * 4, 20)
-    fresh_before, reused_before, asked_before = sampler.fresh_rollouts, sampler.reused_rollouts, len(sampler.oracle.asked)
+    fresh_before, reused_before = sampler.fresh_rollouts, sampler.reused_rollouts
+    asked_before = len(sampler.oracle.asked)
 
     omega = get_labeler("omegaprm", OmegaPRMConfig(k=k)).label(sols, sampler)
     reused = sampler.reused_rollouts - reused_before

@@ -1,0 +1,97 @@
+"""Figures of a PRM evaluation: best-of-N accuracy against N, and the label-source comparison.
+
+Figures are built on :class:`matplotlib.figure.Figure` with the Agg canvas, never ``pyplot``: pyplot keeps
+global state and picks a GUI backend, neither safe in Dagster's worker threads. Each PNG is written to a
+temporary sibling and renamed over the target, so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from prm.evaluation.prm_eval import AGGREGATIONS, MAJORITY, ORACLE, RANDOM, BestOfN
+
+DPI = 120  # legible in a README at the default 6.4 x 4.8 inch size, ~100 KB
+REFERENCE_STYLE = {MAJORITY: "--", RANDOM: ":", ORACLE: "-."}  # references dashed, PRM aggregations solid
+
+
+def plot_best_of_n(curve: Sequence[BestOfN], path: str | os.PathLike[str], *, title: str = "Best-of-N") -> Path:
+    """Test accuracy against N for each aggregation and for majority vote, random pick and the oracle.
+
+    ``curve`` is :func:`prm.evaluation.prm_eval.bon_curve`'s output; the aggregation chosen on validation at
+    the largest N is marked in the legend. Returns ``path``.
+    """
+    if not curve:
+        raise ValueError("plot_best_of_n got no points; pass bon_curve(val, test, ns) with at least one n")
+    points = sorted(curve, key=lambda b: b.n)
+    ns = [b.n for b in points]
+    chosen = points[-1].chosen
+    fig = Figure(figsize=(6.4, 4.8))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for method in (*AGGREGATIONS, MAJORITY, RANDOM, ORACLE):
+        label = f"PRM {method}" + (" (chosen)" if method == chosen else "") if method in AGGREGATIONS else method
+        ax.plot(ns, [b.accuracy[method] for b in points], REFERENCE_STYLE.get(method, "-"), marker="o",
+                label=label, linewidth=2.5 if method == chosen else 1.5)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.set_xlabel("N (solutions per problem)")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(f"{title} ({points[-1].n_problems} problems at N={ns[-1]})")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    return _save(fig, path)
+
+
+def plot_label_sources(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], *,
+                       metrics: Sequence[str] = ("prm_f1", "bon_acc"),
+                       title: str = "PRM quality by label source") -> Path:
+    """Grouped bars, one group per ``method`` row and one bar per metric (``None`` leaves a gap).
+
+    ``rows`` is the label-source comparison table (keys ``method``, ``prm_f1``, ``bon_acc``, ...). Returns
+    ``path``.
+    """
+    if not rows:
+        raise ValueError("plot_label_sources got no rows; pass the comparison table, one row per label method")
+    missing = [m for m in metrics if not any(m in r for r in rows)]
+    if missing:
+        raise ValueError(f"no row has {missing}; the comparison rows carry {sorted(rows[0])}")
+    fig = Figure(figsize=(max(6.4, 1.2 * len(rows) + 2), 4.8))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    width = 0.8 / len(metrics)
+    for j, metric in enumerate(metrics):
+        values = [math.nan if r.get(metric) is None else float(r[metric]) for r in rows]
+        xs = [i + (j - (len(metrics) - 1) / 2) * width for i in range(len(rows))]
+        bars = ax.bar(xs, values, width, label=metric)
+        ax.bar_label(bars, labels=["-" if math.isnan(v) else f"{v:.2f}" for v in values], fontsize="x-small")
+    ax.set_xticks(range(len(rows)), [str(r["method"]) for r in rows], rotation=20, ha="right")
+    ax.set_ylim(0, 1.1)
+    ax.set_ylabel("score")
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}-", suffix=".png", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fig.savefig(fh, format="png", dpi=DPI)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target

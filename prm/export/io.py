@@ -1,0 +1,73 @@
+"""Atomic file writes: a reader sees the old export or the new one, never half of one."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` to a temp file beside ``path``, fsync it, then ``os.replace`` it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_jsonl(rows: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
+    """One JSON object per line (UTF-8, ``ensure_ascii=False`` so ``ки`` stays readable), written atomically."""
+    lines = [json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows]
+    return atomic_write_text(path, "".join(lines))
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The objects of a JSONL file; an error names the line that does not parse."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist; write it first (prm.export) or fix the path")
+    rows = []
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}:{n}: not JSON ({err.msg}); the file is damaged, export it again") from None
+    return rows
+
+
+def atomic_write_dir(folder: str | Path, build: Callable[[Path], None]) -> Path:
+    """Fill a temp folder beside ``folder`` with ``build``, then swap it in.
+
+    POSIX cannot replace a non-empty directory in one step, so the old folder is first renamed aside and
+    removed after the swap: a reader sees the old folder, briefly none, or the new one, never a partial one.
+    """
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        build(tmp)
+        old = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.old")
+        if folder.exists():
+            os.replace(folder, old)
+        os.replace(tmp, folder)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder

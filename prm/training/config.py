@@ -1,0 +1,69 @@
+"""How a PRM is trained: backbone, loss, optimizer budget, adapters, checkpoints."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from prm.training.rows import LABEL_KINDS
+
+
+@dataclass(frozen=True)
+class PRMTrainConfig:
+    """One PRM training run; :func:`prm.training.train_prm` reads nothing else.
+
+    >>> PRMTrainConfig(freeze_backbone=True, lora_r=8)
+    Traceback (most recent call last):
+    ...
+    ValueError: freeze_backbone=True and lora_r=8 both limit what trains; choose one...
+    """
+
+    # --- backbone: initialised from the warm-started policy, as Math-Shepherd initialises its PRM from
+    # the generator; "smollm2-135m-instruct" with freeze_backbone or lora_r is the bigger option ---
+    base_model: str = "arith-policy"  # any name prm.models.resolve_model accepts (registered, folder, hub id)
+    label_kind: str = "hard"  # "hard": cross-entropy on 2 classes; "soft": BCE of logit[1]-logit[0] vs P(good)
+    freeze_backbone: bool = False  # train the new head only (a linear probe of the backbone's features)
+    lora_r: int = 0  # LoRA rank via peft (0 = off); the head trains fully, the adapters merge into the saved weights
+    lora_alpha: int = 16  # LoRA scaling numerator (peft's default); the update is scaled by alpha / r
+    lora_dropout: float = 0.0  # tiny data sets gain nothing from adapter dropout
+    # --- optimizer budget: steps or epochs, never wall-clock time ---
+    learning_rate: float = 5e-4  # a fine-tune of a ~1M-param policy; use ~1e-4 for SmolLM2 with LoRA
+    weight_decay: float = 0.0  # few epochs over a small set; the head starts at zero-mean random init
+    warmup_steps: int = 10  # linear warmup so the new head's first large gradients do not wreck the backbone
+    num_epochs: float = 3.0  # passes over the train rows; ignored when max_steps > 0
+    max_steps: int = -1  # optimizer steps; > 0 overrides num_epochs (HF Trainer semantics)
+    batch_size: int = 16  # solutions per step; a solution is ~100-500 tokens for the arithmetic policy
+    seed: int = 0  # seeds the head's init, LoRA init and the data order
+    # One CPU thread: a fixed count keeps the reduction order (so the weights) the same on every machine and
+    # stops two torch processes from oversubscribing a 2-core box (as PolicyTrainConfig.torch_threads).
+    torch_threads: int = 1
+    max_length: int | None = None  # tokens per solution; None = the backbone's max_position_embeddings
+    # --- logging, evaluation on the val rows, checkpoints under out_dir/checkpoints ---
+    logging_steps: int = 10
+    eval_steps: int = 50  # val loss and step accuracy every this many steps (when there are val rows)
+    save_steps: int = 50  # checkpoint interval; resume continues from the last one
+    save_total_limit: int = 2  # checkpoints kept; older ones are deleted
+    bf16_on_cuda: bool = True  # bf16 autocast when CUDA is present; CPU always trains in fp32
+
+    def __post_init__(self) -> None:
+        for f in fields(self):  # 1 and 1.0 are one config in the card
+            if f.type in (float, "float"):
+                object.__setattr__(self, f.name, float(getattr(self, f.name)))
+        if self.label_kind not in LABEL_KINDS:
+            raise ValueError(f"label_kind={self.label_kind!r} must be one of {LABEL_KINDS}")
+        if self.freeze_backbone and self.lora_r:
+            raise ValueError(f"freeze_backbone=True and lora_r={self.lora_r} both limit what trains; choose one "
+                             "(LoRA already freezes the backbone's own weights)")
+        if self.lora_r < 0:
+            raise ValueError(f"lora_r={self.lora_r} must be >= 0 (0 turns LoRA off)")
+        if self.learning_rate <= 0 or self.batch_size <= 0 or self.torch_threads <= 0:
+            raise ValueError("learning_rate, batch_size and torch_threads must be > 0")
+        if self.max_steps <= 0 and self.num_epochs <= 0:
+            raise ValueError("set max_steps > 0 or num_epochs > 0: one of them bounds training")
+        if min(self.logging_steps, self.eval_steps, self.save_steps) <= 0:
+            raise ValueError("logging_steps, eval_steps and save_steps must be > 0")
+        if self.max_length is not None and self.max_length < 2:
+            raise ValueError(f"max_length={self.max_length} cannot hold a prompt and a tagged step")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,34 @@
+"""Fixed names and numbers of PRM training, each with its reason."""
+
+from __future__ import annotations
+
+# The split names of a training set; ``val`` picks thresholds and checkpoints, ``test`` is held out.
+SPLITS = ("train", "val", "test")
+
+# The label method that is not in the method table: ``steps.is_correct_truth``, the exact truth a
+# generated task defines for every step.
+TRUTH_METHOD = "truth"
+
+# A soft label at or above this counts as a good step when classes are counted (one-class checks,
+# balancing, step accuracy): P(good) = 0.5 is where the two-class head's argmax flips.
+SOFT_THRESHOLD = 0.5
+
+# The label value that ``torch.nn.functional.cross_entropy`` (and HF's Trainer) skip: every token but the
+# step tags carries it, so the loss only reads the head at the tags.
+IGNORE_INDEX = -100
+
+# The two classes of the head, in the order the scorer reads them (softmax(logits)[1] = P(good)).
+ID2LABEL = {0: "bad", 1: "good"}
+
+# The convention this project's PRMs are trained and scored with (prm.format.CONVENTIONS).
+CONVENTION_NAME = "prm-pipeline"
+
+# Files of a trained PRM folder, besides the HF model and tokenizer files and the convention file.
+CARD_FILE = "prm_card.json"  # config, label method, counts, skipped rows, final metrics
+CHECKPOINT_DIR = "checkpoints"  # Trainer checkpoints; resume reads the last one
+
+# Files of a saved training set (TrainingSet.save): the rows in TRL stepwise-supervision form, and the
+# config and stats that made them (class weights included, so a PRM asset reading the folder trains
+# with the same weights as one handed the TrainingSet in memory).
+ROWS_FILE = "rows.jsonl"
+META_FILE = "training_set.json"

@@ -1,0 +1,324 @@
+"""The PRM training set from the warehouse: one label method's step labels, split by problem.
+
+One DuckDB query joins ``steps`` (text, order), ``solutions`` (status), ``problems`` (question, gold step
+count) and ``step_labels`` of the chosen method (or ``steps.is_correct_truth`` for ``"truth"``). Each kept
+solution becomes one row in TRL's stepwise-supervision form. Decisions:
+
+* **Split by problem**: a problem's split is a hash of ``(split_seed, problem_id)``, so every solution of a
+  problem lands in one split, a problem keeps its split when rows are added, and PRMs trained on different
+  label methods share the same held-out problems (:func:`problem_split` is what evaluation calls too).
+* **Easy to hard** (``train_max_steps = n``, Sun et al. 2024 "Easy-to-Hard Generalization"): problems with
+  more than ``n`` gold steps are the test split; the rest split into train and val by hash.
+* **Missing labels**: a solution with a step the method did not label (no row, or ``hard_label`` null for
+  ``unverifiable``) is dropped whole, never trained on a prefix, and counted in the stats.
+* **Balance** only touches the train split (val and test keep the real class mix that metrics need):
+  ``downsample`` drops solutions of the majority kind (all steps good vs. some step bad) at random until
+  both kinds are equally many, keeping every kept solution's full step sequence; ``weight`` keeps all
+  rows and sets per-class loss weights n / (2 n_class) from the train steps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from prm.training.constants import META_FILE, ROWS_FILE, SOFT_THRESHOLD, SPLITS, TRUTH_METHOD
+from prm.training.rows import LABEL_KINDS, check_both_classes, check_label, check_rows, class_counts
+from warehouse.methods import method_names
+
+BALANCES = ("none", "downsample", "weight")
+CONSENSUS_METHOD = "consensus"  # the method table's consensus name; consensus_only keeps its solutions
+
+
+@dataclass(frozen=True)
+class TrainingSetConfig:
+    """Which labels make the training set and how it is split.
+
+    >>> TrainingSetConfig(method="mc", val_share=0.6, test_share=0.6)
+    Traceback (most recent call last):
+    ...
+    ValueError: val_share + test_share = 1.2 leaves no problems to train on; keep their sum below 1
+    """
+
+    method: str  # a method-table name (warehouse/methods.py) or "truth" (steps.is_correct_truth)
+    label_kind: str = "hard"  # "hard": hard_label (bool); "soft": soft_label (P(good), e.g. an MC estimate)
+    consensus_only: bool = False  # keep only solutions that also carry `consensus` labels (Zhang et al. 2025)
+    balance: str = "none"  # "none" | "downsample" (train solutions) | "weight" (loss weights); see module doc
+    val_share: float = 0.1  # share of problems for validation: checkpoint metrics, thresholds
+    test_share: float = 0.2  # share of problems held out; unused with train_max_steps (longer problems are test)
+    split_seed: int = 0  # seeds the problem hash and the downsampling
+    train_max_steps: int | None = None  # easy-to-hard: train+val on <= n gold steps, test on longer problems
+    source: str | None = None  # only problems of this warehouse source (e.g. "arith"); None = every source
+
+    def __post_init__(self) -> None:
+        known = (*method_names(), TRUTH_METHOD)
+        if self.method not in known:
+            raise ValueError(f"method={self.method!r} is not a label method; use one of {list(known)} "
+                             "(the method table in warehouse/methods.py, or 'truth' for steps.is_correct_truth)")
+        if self.label_kind not in LABEL_KINDS:
+            raise ValueError(f"label_kind={self.label_kind!r} must be one of {LABEL_KINDS}")
+        if self.balance not in BALANCES:
+            raise ValueError(f"balance={self.balance!r} must be one of {BALANCES}")
+        if not (0 <= self.val_share < 1 and 0 <= self.test_share < 1):
+            raise ValueError(f"val_share={self.val_share} and test_share={self.test_share} must be in [0, 1)")
+        if self.train_max_steps is None and self.val_share + self.test_share >= 1:
+            raise ValueError(f"val_share + test_share = {self.val_share + self.test_share:g} leaves no problems "
+                             "to train on; keep their sum below 1")
+        if self.train_max_steps is not None and self.train_max_steps < 1:
+            raise ValueError(f"train_max_steps={self.train_max_steps} must be >= 1 (or None to split by share)")
+
+
+@dataclass(frozen=True)
+class TrainingSetStats:
+    """Counts per split and what was dropped, so no solution disappears without a number."""
+
+    solutions: dict[str, int]  # rows (solutions) per split
+    problems: dict[str, int]  # distinct problems per split
+    good_steps: dict[str, int]  # steps labeled good (soft: >= SOFT_THRESHOLD) per split
+    bad_steps: dict[str, int]
+    dropped_unlabeled: int  # solutions the method labeled no step of (e.g. outside its budget)
+    dropped_partial: int  # solutions with some steps unlabeled or unverifiable
+    dropped_not_consensus: int  # consensus_only: solutions without consensus labels
+    dropped_by_balance: int  # balance="downsample": train solutions removed
+    class_weights: tuple[float, float] | None = None  # (bad, good) loss weights, balance="weight"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """Rows in TRL stepwise-supervision form plus ``problem_id``, ``solution_id``, ``split``, ``n_gold_steps``."""
+
+    rows: list[dict[str, Any]]
+    config: TrainingSetConfig
+    stats: TrainingSetStats = field(repr=False)
+
+    def split(self, name: str) -> list[dict[str, Any]]:
+        """The rows of one split (``train``, ``val`` or ``test``)."""
+        if name not in SPLITS:
+            raise ValueError(f"split {name!r} is not one of {SPLITS}")
+        return [r for r in self.rows if r["split"] == name]
+
+    def save(self, folder: str | Path) -> Path:
+        """Write ``rows.jsonl`` (readable by any TRL-format reader) and ``training_set.json`` into ``folder``."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        with (folder / ROWS_FILE).open("w") as f:
+            for row in self.rows:
+                f.write(json.dumps(row) + "\n")
+        meta = {"config": asdict(self.config), "stats": self.stats.to_dict()}
+        (folder / META_FILE).write_text(json.dumps(meta, indent=2) + "\n")
+        return folder
+
+    @staticmethod
+    def load(folder: str | Path) -> TrainingSet:
+        """Read a folder written by :meth:`save`.
+
+        >>> TrainingSet.load("/nonexistent")
+        Traceback (most recent call last):
+        ...
+        FileNotFoundError: /nonexistent has no training_set.json...
+        """
+        folder = Path(folder)
+        if not (folder / META_FILE).is_file():
+            raise FileNotFoundError(f"{folder} has no {META_FILE}; it was not written by TrainingSet.save "
+                                    "(for TRL-format rows pass the .jsonl or datasets folder to train_prm)")
+        meta = json.loads((folder / META_FILE).read_text())
+        stats = meta["stats"]
+        if stats.get("class_weights") is not None:
+            stats["class_weights"] = tuple(stats["class_weights"])
+        with (folder / ROWS_FILE).open() as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        return TrainingSet(rows, TrainingSetConfig(**meta["config"]), TrainingSetStats(**stats))
+
+
+def problem_split(problem_id: str, n_gold_steps: int | None, config: TrainingSetConfig) -> str:
+    """The split of one problem: a pure function of the id (and, easy-to-hard, its gold step count).
+
+    >>> cfg = TrainingSetConfig(method="truth", train_max_steps=3)
+    >>> problem_split("p1", 5, cfg)
+    'test'
+    >>> problem_split("p1", 2, cfg) in ("train", "val")
+    True
+    """
+    digest = hashlib.sha256(f"{config.split_seed}:{problem_id}".encode()).digest()
+    u = int.from_bytes(digest[:8], "big") / 2**64  # uniform in [0, 1)
+    if config.train_max_steps is not None:
+        if n_gold_steps is None:
+            raise ValueError(f"problem {problem_id} has no n_gold_steps, so easy-to-hard cannot place it; fill "
+                             "problems.n_gold_steps or set train_max_steps=None to split by share")
+        if n_gold_steps > config.train_max_steps:
+            return "test"
+        return "val" if u < config.val_share else "train"
+    if u < config.test_share:
+        return "test"
+    return "val" if u < config.test_share + config.val_share else "train"
+
+
+def _connection(con_or_root: duckdb.DuckDBPyConnection | str | Path) -> duckdb.DuckDBPyConnection:
+    if isinstance(con_or_root, duckdb.DuckDBPyConnection):
+        return con_or_root
+    from warehouse import connect
+
+    return connect(con_or_root)
+
+
+def _label_columns(method: str) -> tuple[str, str, str]:
+    """SQL for (hard, soft) label and the join that brings them."""
+    if method == TRUTH_METHOD:
+        return "s.is_correct_truth", "CAST(s.is_correct_truth AS DOUBLE)", ""
+    join = ("LEFT JOIN step_labels l ON l.solution_id = s.solution_id AND l.step_idx = s.step_idx "
+            "AND l.method = $method")
+    return "l.hard_label", "CAST(l.soft_label AS DOUBLE)", join
+
+
+def _check_method_has_labels(con: duckdb.DuckDBPyConnection, config: TrainingSetConfig) -> None:
+    """A clear error when the method has no labels of the chosen kind, naming the methods that have some."""
+    if config.method == TRUTH_METHOD:
+        n = con.execute("SELECT count(is_correct_truth) FROM steps").fetchone()[0]
+        if not n:
+            raise ValueError("method='truth' but no step has is_correct_truth: the tasks in this warehouse define "
+                             "no exact step truth; choose a label method from step_labels instead")
+        return
+    column = "hard_label" if config.label_kind == "hard" else "soft_label"
+    counts = dict(con.execute(f"SELECT method, count({column}) FROM step_labels GROUP BY method").fetchall())
+    if counts.get(config.method):
+        return
+    have = sorted(m for m, n in counts.items() if n)
+    other = "soft_label" if column == "hard_label" else "hard_label"
+    has_other = con.execute(f"SELECT count({other}) FROM step_labels WHERE method = ?",
+                            [config.method]).fetchone()[0]
+    hint = (f"; it has {other} values, so set label_kind='{'soft' if other == 'soft_label' else 'hard'}'"
+            if has_other else f"; run its labeling asset first, or choose one of {have or ['truth']}")
+    raise ValueError(f"no step_labels.{column} for method {config.method!r}{hint}")
+
+
+def _query(config: TrainingSetConfig) -> str:
+    hard, soft, join = _label_columns(config.method)
+    source = "AND p.source = $source" if config.source is not None else ""
+    return f"""
+SELECT s.solution_id, s.problem_id, p.question, p.n_gold_steps, s.step_idx, s.text, {hard} AS hard, {soft} AS soft
+FROM steps s
+JOIN solutions so ON so.solution_id = s.solution_id
+JOIN problems p ON p.problem_id = s.problem_id
+{join}
+WHERE so.status = 'ok' {source}
+ORDER BY s.problem_id, s.solution_id, s.step_idx"""
+
+
+def build_training_set(con_or_root: duckdb.DuckDBPyConnection | str | Path,
+                       config: TrainingSetConfig) -> TrainingSet:
+    """Rows for PRM training from a warehouse root (or an open :func:`warehouse.connect` connection).
+
+    Raises a ValueError that says what to do when the method has no labels, when the train split has one
+    class only, when a label is NaN or outside [0, 1], or when the steps table is incomplete.
+
+    Example::
+
+        ts = build_training_set("data/warehouse", TrainingSetConfig(method="omegaprm", train_max_steps=4))
+        ts.stats.solutions  # {'train': ..., 'val': ..., 'test': ...}
+    """
+    con = _connection(con_or_root)
+    _check_method_has_labels(con, config)
+    params: dict[str, Any] = {}
+    if config.method != TRUTH_METHOD:
+        params["method"] = config.method
+    if config.source is not None:
+        params["source"] = config.source
+    records = con.execute(_query(config), params).fetchall()
+    consensus: set[str] | None = None
+    if config.consensus_only:
+        consensus = {r[0] for r in con.execute(
+            "SELECT DISTINCT solution_id FROM step_labels WHERE method = ? AND hard_label IS NOT NULL",
+            [CONSENSUS_METHOD]).fetchall()}
+
+    by_solution: dict[str, list[tuple]] = defaultdict(list)
+    for rec in records:
+        by_solution[rec[0]].append(rec)
+    rows, unlabeled, partial, not_consensus = [], 0, 0, 0
+    use_hard = config.label_kind == "hard"
+    for sid, recs in by_solution.items():
+        idx = [r[4] for r in recs]
+        if idx != list(range(len(recs))):
+            raise ValueError(f"solution {sid} has step rows {idx} (or duplicate labels for a step); the steps "
+                             "table must hold steps 0..n-1 once each and step_labels one row per step and method - "
+                             "re-materialize the steps / labels partition with replace")
+        if consensus is not None and sid not in consensus:
+            not_consensus += 1
+            continue
+        labels = [r[6] if use_hard else r[7] for r in recs]
+        missing = sum(v is None for v in labels)
+        if missing == len(labels):
+            unlabeled += 1
+            continue
+        if missing:
+            partial += 1
+            continue
+        where = f"solution {sid} (method {config.method})"
+        values = [check_label(v, config.label_kind, where) for v in labels]
+        _, pid, question, n_gold = recs[0][:4]
+        rows.append({
+            "prompt": question,
+            "completions": [r[5] for r in recs],
+            "labels": [v == 1.0 for v in values] if use_hard else values,
+            "problem_id": pid,
+            "solution_id": sid,
+            "split": problem_split(pid, n_gold, config),
+            "n_gold_steps": n_gold,
+        })
+    check_rows(rows, config.label_kind)
+    train = [r for r in rows if r["split"] == "train"]
+    if not train:
+        raise ValueError(f"no labeled solutions in the train split ({len(rows)} kept in val/test, {unlabeled} "
+                         f"unlabeled, {partial} partly labeled); label more problems, lower val_share/test_share, "
+                         "or raise train_max_steps")
+    check_both_classes(train, f"the train split of method {config.method!r} ({config.label_kind} labels)")
+    rows, dropped = _downsample(rows, config) if config.balance == "downsample" else (rows, 0)
+    rows.sort(key=lambda r: (SPLITS.index(r["split"]), r["problem_id"], r["solution_id"]))
+    return TrainingSet(rows, config, _stats(rows, config, unlabeled, partial, not_consensus, dropped))
+
+
+def _has_bad_step(row: dict[str, Any]) -> bool:
+    return any(float(v) < SOFT_THRESHOLD for v in row["labels"])
+
+
+def _downsample(rows: list[dict[str, Any]], config: TrainingSetConfig) -> tuple[list[dict[str, Any]], int]:
+    """Drop train solutions of the majority kind (all good vs. some bad) until both kinds are equally many."""
+    train = [r for r in rows if r["split"] == "train"]
+    wrong = [r for r in train if _has_bad_step(r)]
+    right = [r for r in train if not _has_bad_step(r)]
+    if not wrong or not right:
+        return rows, 0  # every train solution has a bad step (or none does): nothing to balance at this level
+    major, minor = (wrong, right) if len(wrong) > len(right) else (right, wrong)
+    keep = random.Random(config.split_seed).sample(major, len(minor))
+    drop = {r["solution_id"] for r in major} - {r["solution_id"] for r in keep}
+    return [r for r in rows if r["solution_id"] not in drop], len(drop)
+
+
+def _stats(rows: list[dict[str, Any]], config: TrainingSetConfig, unlabeled: int, partial: int,
+           not_consensus: int, by_balance: int) -> TrainingSetStats:
+    per_split = {s: [r for r in rows if r["split"] == s] for s in SPLITS}
+    counts = {s: class_counts(rs) for s, rs in per_split.items()}
+    weights = None
+    if config.balance == "weight":
+        good, bad = counts["train"]
+        weights = ((good + bad) / (2 * bad), (good + bad) / (2 * good))  # sklearn's "balanced" weights
+    return TrainingSetStats(
+        solutions={s: len(rs) for s, rs in per_split.items()},
+        problems={s: len({r["problem_id"] for r in rs}) for s, rs in per_split.items()},
+        good_steps={s: c[0] for s, c in counts.items()},
+        bad_steps={s: c[1] for s, c in counts.items()},
+        dropped_unlabeled=unlabeled,
+        dropped_partial=partial,
+        dropped_not_consensus=not_consensus,
+        dropped_by_balance=by_balance,
+        class_weights=weights,
+    )

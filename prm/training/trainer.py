@@ -1,0 +1,290 @@
+"""Train a PRM with the HF ``Trainer`` from a warehouse :class:`TrainingSet` or TRL stepwise-supervision rows.
+
+The saved folder is a normal HF model folder (``AutoModelForTokenClassification`` loads it; LoRA adapters
+are merged in) plus its tokenizer, ``prm_convention.json`` (where the scorer reads the head) and
+``prm_card.json`` (config, label method, counts, skipped rows, final metrics). Trainer checkpoints live in
+``<out_dir>/checkpoints``; ``resume=True`` continues from the last one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import Trainer, TrainerCallback, TrainingArguments, set_seed
+from transformers.trainer_utils import get_last_checkpoint
+
+from prm.evaluation.metrics import roc_auc
+from prm.format import ContextOverflowError
+from prm.training.config import PRMTrainConfig
+from prm.training.constants import CARD_FILE, CHECKPOINT_DIR, CONVENTION_NAME, IGNORE_INDEX, META_FILE, SPLITS
+from prm.training.data import TrainingSet
+from prm.training.model import (
+    CONVENTION,
+    PadCollator,
+    context_length,
+    encode_row,
+    load_backbone,
+    prm_loss,
+    step_accuracy,
+)
+from prm.training.rows import check_both_classes, check_rows, class_counts, load_rows, split_of
+
+log = logging.getLogger(__name__)
+
+TrainData = TrainingSet | Sequence[Mapping[str, Any]] | str | Path | Any  # Any: a datasets.Dataset(Dict)
+
+
+@dataclass(frozen=True)
+class _Source:
+    """Rows to train on and what the card says about where they came from."""
+
+    rows: list[dict[str, Any]]
+    label_method: str | None  # the step_labels method (TrainingSet) or None for rows of unknown origin
+    class_weights: tuple[float, float] | None = None
+    training_set: dict[str, Any] | None = None  # the TrainingSetConfig, when there is one
+
+
+@dataclass
+class _Encoded:
+    """Encoded rows per split, and how many rows of each split did not fit the context."""
+
+    examples: dict[str, list[dict[str, list]]] = field(default_factory=lambda: {s: [] for s in SPLITS})
+    rows: dict[str, list[Mapping[str, Any]]] = field(default_factory=lambda: {s: [] for s in SPLITS})
+    skipped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SPLITS, 0))
+
+
+class _TokensThisRun(TrainerCallback):
+    """Input tokens seen at the start of this run (a resumed run starts from its checkpoint's count)."""
+
+    start = 0
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.start = int(state.num_input_tokens_seen or 0)
+
+
+class PRMTrainer(Trainer):
+    """``Trainer`` with the PRM loss read at the step tags (:func:`prm_loss`)."""
+
+    def __init__(self, *args: Any, label_kind: str, class_weights: tuple[float, float] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.label_kind = label_kind
+        self.class_weights = class_weights
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):  # type: ignore[override]
+        outputs = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"])
+        loss = prm_loss(outputs.logits, inputs["labels"], self.label_kind, self.class_weights, num_items_in_batch)
+        return (loss, outputs) if return_outputs else loss
+
+
+def _margins(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Keep logit[1] - logit[0] per token instead of both logits: half the memory eval accumulates."""
+    return logits[..., 1] - logits[..., 0]
+
+
+def _val_metrics(prediction: Any) -> dict[str, float]:
+    """Step accuracy and step ROC-AUC (P(good) ranking good steps above bad ones) on the val tags."""
+    margins, labels = np.asarray(prediction.predictions), np.asarray(prediction.label_ids, dtype=float)
+    correct, scored = step_accuracy(margins, labels)
+    mask = labels != IGNORE_INDEX
+    auc = roc_auc(labels[mask] >= 0.5, margins[mask])
+    metrics = {"step_accuracy": correct / scored if scored else float("nan")}
+    if auc is not None:
+        metrics["step_auc"] = auc
+    return metrics
+
+
+def _source(data: TrainData, config: PRMTrainConfig) -> _Source:
+    if isinstance(data, str | Path) and (Path(data) / META_FILE).is_file():
+        data = TrainingSet.load(data)
+    if isinstance(data, TrainingSet):
+        if data.config.label_kind != config.label_kind:
+            raise ValueError(f"the training set holds {data.config.label_kind} labels but PRMTrainConfig.label_kind="
+                             f"{config.label_kind!r}; set the same label_kind in both")
+        return _Source(list(data.rows), data.config.method, data.stats.class_weights, asdict(data.config))
+    return _Source(load_rows(data), None)
+
+
+def _encode(rows: Sequence[Mapping[str, Any]], tokenizer: Any, config: PRMTrainConfig, max_length: int) -> _Encoded:
+    """Encode every train and val row; a row over the context is skipped and counted, never cut."""
+    encoded = _Encoded()
+    for row in rows:
+        split = split_of(row)
+        if split == "test":
+            continue  # held out: evaluation scores these, training never reads them
+        try:
+            encoded.examples[split].append(encode_row(tokenizer, row, config.label_kind, max_length))
+            encoded.rows[split].append(row)
+        except ContextOverflowError:
+            encoded.skipped[split] += 1
+    if encoded.skipped["train"] + encoded.skipped["val"]:
+        log.warning("PRM training: skipped %s rows longer than the %d-token context",
+                    {s: n for s, n in encoded.skipped.items() if n}, max_length)
+    return encoded
+
+
+def _training_args(out: Path, config: PRMTrainConfig, has_val: bool) -> TrainingArguments:
+    cuda = torch.cuda.is_available()
+    return TrainingArguments(
+        output_dir=str(out / CHECKPOINT_DIR),
+        per_device_train_batch_size=config.batch_size,
+        per_device_eval_batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        weight_decay=config.weight_decay,
+        warmup_steps=config.warmup_steps,
+        num_train_epochs=config.num_epochs,
+        max_steps=config.max_steps,
+        logging_steps=config.logging_steps,
+        eval_strategy="steps" if has_val else "no",
+        eval_steps=config.eval_steps,
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        save_total_limit=config.save_total_limit,
+        seed=config.seed,
+        data_seed=config.seed,
+        bf16=cuda and config.bf16_on_cuda and torch.cuda.is_bf16_supported(),
+        use_cpu=not cuda,
+        report_to="none",
+        remove_unused_columns=False,  # the collator needs input_ids and labels, which are all we pass
+        label_names=["labels"],  # peft-wrapped models hide the forward signature the Trainer would read
+        include_num_input_tokens_seen="non_padding",  # for train tokens/s in the card
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+    )
+
+
+def train_prm(data: TrainData, out_dir: str | Path, config: PRMTrainConfig | None = None, *,
+              resume: bool = False) -> Path:
+    """Train a PRM on ``data`` and save it to ``out_dir``; returns ``out_dir``.
+
+    ``data``: a :class:`TrainingSet` (or a folder written by ``TrainingSet.save``), TRL stepwise-supervision
+    rows (``prompt``, ``completions``, ``labels``; an optional ``split`` column picks ``train``/``val`` rows,
+    rows without one train), a ``datasets`` Dataset/DatasetDict or its ``save_to_disk`` folder, or a
+    ``.jsonl`` / ``.parquet`` file of such rows. ``test`` rows are never read.
+
+    Example::
+
+        ts = build_training_set("data/warehouse", TrainingSetConfig(method="omegaprm"))
+        folder = train_prm(ts, "models/prm-omegaprm", PRMTrainConfig(max_steps=300))
+    """
+    config = config or PRMTrainConfig()
+    out = Path(out_dir)
+    source = _source(data, config)
+    check_rows(source.rows, config.label_kind)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(config.torch_threads)
+    try:
+        return _train(source, out, config, resume)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(source: _Source, out: Path, config: PRMTrainConfig, resume: bool) -> Path:
+    checkpoints = out / CHECKPOINT_DIR
+    last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
+    if resume and last is None:
+        raise FileNotFoundError(f"resume=True but {checkpoints} holds no checkpoint; train with resume=False first "
+                                "(checkpoints are written every save_steps steps)")
+    if not resume and checkpoints.is_dir():
+        log.warning("removing old checkpoints in %s: a fresh run must not resume from another run's state", checkpoints)
+        shutil.rmtree(checkpoints)
+
+    set_seed(config.seed)
+    model, tokenizer = load_backbone(config)
+    max_length = context_length(model, config)
+    encoded = _encode(source.rows, tokenizer, config, max_length)
+    if not encoded.examples["train"]:
+        raise ValueError(f"no train rows fit the {max_length}-token context ({encoded.skipped['train']} skipped, "
+                         f"{len(source.rows)} rows in all); give rows a 'split' of 'train', shorten them, or raise "
+                         "PRMTrainConfig.max_length on a backbone with a longer context")
+    check_both_classes(encoded.rows["train"], "the train rows")
+    has_val = bool(encoded.examples["val"])
+    trainer = PRMTrainer(
+        model=model,
+        args=_training_args(out, config, has_val),
+        train_dataset=encoded.examples["train"],
+        eval_dataset=encoded.examples["val"] or None,
+        data_collator=PadCollator(tokenizer.pad_token_id, config.label_kind),
+        processing_class=tokenizer,
+        compute_metrics=_val_metrics if has_val else None,
+        preprocess_logits_for_metrics=_margins,
+        label_kind=config.label_kind,
+        class_weights=source.class_weights,
+        callbacks=[tokens := _TokensThisRun()],
+    )
+    result = trainer.train(resume_from_checkpoint=last if resume else None)
+    runtime = result.metrics["train_runtime"]
+    run_tokens = int(trainer.state.num_input_tokens_seen or 0) - tokens.start
+    final = {"train_loss": result.training_loss, "train_runtime_s": runtime,
+             "train_tokens_per_s": run_tokens / runtime if runtime else 0.0}
+    if has_val:
+        final.update(trainer.evaluate())
+    model = trainer.model
+    if config.lora_r:
+        model = model.merge_and_unload()  # a plain HF folder: no peft needed to load or score it
+    _save(out, model, tokenizer, source, config, encoded, trainer, final, Path(last).name if resume else None)
+    return out
+
+
+def _save(out: Path, model: Any, tokenizer: Any, source: _Source, config: PRMTrainConfig, encoded: _Encoded,
+          trainer: PRMTrainer, final: dict[str, float], resumed_from: str | None) -> None:
+    """Model, tokenizer, convention file, then the card last: a folder with a card is complete."""
+    from prm.models import model_version
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / CARD_FILE).unlink(missing_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    CONVENTION.save(out)
+    state = trainer.state
+    counts = {s: class_counts(encoded.rows[s]) for s in ("train", "val")}
+    card = {
+        "base_model": config.base_model,
+        "base_model_version": model_version(config.base_model),
+        "convention": CONVENTION_NAME,
+        "label_method": source.label_method,
+        "label_kind": config.label_kind,
+        "training_set": source.training_set,
+        "class_weights": source.class_weights,
+        "config": config.to_dict(),
+        "rows": {s: len(encoded.rows[s]) for s in ("train", "val")},
+        "test_rows_unused": sum(split_of(r) == "test" for r in source.rows),
+        "steps": {s: {"good": g, "bad": b} for s, (g, b) in counts.items()},
+        "skipped_context_overflow": {s: encoded.skipped[s] for s in ("train", "val")},
+        "max_length": context_length(model, config),
+        "global_step": state.global_step,
+        "epoch": state.epoch,
+        "resumed_from": resumed_from,
+        "loss_history": [[e["step"], e["loss"]] for e in state.log_history if "loss" in e],
+        "eval_history": [{k: v for k, v in e.items() if k.startswith("eval_") or k == "step"}
+                         for e in state.log_history if "eval_loss" in e],
+        "final_metrics": {k: v for k, v in final.items() if isinstance(v, int | float)},
+        "train_tokens": int(state.num_input_tokens_seen or 0),  # non-padding tokens, resumed steps included
+        "device": "cuda" if torch.cuda.is_available() else "cpu",
+        "dtype": "bf16" if trainer.args.bf16 else "fp32",
+        "torch_version": torch.__version__,
+    }
+    (out / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
+
+
+def read_prm_card(folder: str | Path) -> dict[str, Any]:
+    """The ``prm_card.json`` of a trained PRM folder; a clear error when the folder has none.
+
+    >>> read_prm_card("/nonexistent")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: /nonexistent has no prm_card.json...
+    """
+    path = Path(folder) / CARD_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{folder} has no {CARD_FILE}: it is not a finished train_prm folder (training "
+                                "was interrupted, or it is a PRM from elsewhere); retrain with train_prm")
+    return json.loads(path.read_text())
