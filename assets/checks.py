@@ -5,12 +5,15 @@ import dagster as dg
 
 from assets.generation import policy_model, rollouts, solutions
 from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_labels
+from assets.prm import prm_dir, prm_evaluation, prm_training_set
 from assets.problems import problems
 from assets.verification import consensus_labels, formal_verifications, judgments
 from pipelines.resources import WarehouseResource
+from prm.evaluation.prm_eval import CONSTANT, LENGTH
 from prm.models import resolve_model
 from prm.models.constants import ARITH_POLICY_NAME
 from prm.policy import card_problems, read_card
+from prm.training import TrainingSet
 from warehouse import checks as wc
 from warehouse import connect
 from warehouse.methods import method, method_names
@@ -165,3 +168,44 @@ CHECKS = [
     orphan_check(judgments, "judgments", "solutions", "solution_id"),
     *(check for asset, methods in LABEL_WRITERS for check in step_label_checks(asset, methods)),
 ]
+
+
+@dg.asset_check(asset=prm_training_set, blocking=True,
+                description="No problem appears in two splits (a leak would flatter every held-out number).")
+def prm_splits_disjoint() -> dg.AssetCheckResult:
+    rows = TrainingSet.load(prm_dir() / "training_set").rows
+    splits: dict[str, set[str]] = {}
+    for r in rows:
+        splits.setdefault(r["problem_id"], set()).add(r["split"])
+    leaks = sorted(p for p, s in splits.items() if len(s) > 1)
+    return dg.AssetCheckResult(passed=not leaks, metadata={"problems": len(splits), "leaked": len(leaks)},
+                               description=f"{len(leaks)} problems in two splits, e.g. {leaks[:3]}" if leaks
+                               else f"{len(splits)} problems, each in one split")
+
+
+@dg.asset_check(asset=prm_training_set, blocking=True,
+                description="The train split holds both good and bad steps (one class trains a constant).")
+def prm_both_classes() -> dg.AssetCheckResult:
+    stats = TrainingSet.load(prm_dir() / "training_set").stats
+    good, bad = stats.good_steps.get("train", 0), stats.bad_steps.get("train", 0)
+    return dg.AssetCheckResult(passed=good > 0 and bad > 0, metadata={"good_steps": good, "bad_steps": bad},
+                               description=f"train: {good} good and {bad} bad steps")
+
+
+@dg.asset_check(asset=prm_evaluation, description="The PRM's ProcessBench F1 beats the constant baseline "
+                "(a PRM that does not has learned nothing about steps).")
+def prm_beats_constant_baseline(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    con = connect(warehouse.get().root)
+    rows = con.execute(
+        "SELECT model, value FROM prm_evaluations WHERE metric = 'processbench_f1' AND run_id = "
+        "(SELECT run_id FROM prm_evaluations ORDER BY created_at DESC LIMIT 1)").fetchall()
+    values = dict(rows)
+    constant = values.pop(CONSTANT, None)
+    prm = [v for name, v in values.items() if name != LENGTH and v is not None]
+    passed = bool(prm) and constant is not None and prm[0] > constant
+    return dg.AssetCheckResult(passed=passed, severity=dg.AssetCheckSeverity.WARN,
+                               metadata={"prm_f1": prm[0] if prm else -1.0, "constant_f1": constant or 0.0},
+                               description=f"PRM F1 {prm[0] if prm else None} vs constant {constant}")
+
+
+CHECKS += [prm_splits_disjoint, prm_both_classes, prm_beats_constant_baseline]

@@ -17,6 +17,7 @@ from prm.labeling.partition import solutions_to_label
 from prm.models import model_cache_dir, resolve_model
 from prm.models.constants import ARITH_POLICY_NAME
 from prm.policy import PolicyTrainConfig, build_policy, read_card
+from warehouse import Warehouse
 
 # Tables whose partition rows describe the partition's solutions (label_audit is a per-method report).
 DERIVED_TABLES = ("rollouts", "step_labels", "judgments", "verifications")
@@ -117,7 +118,7 @@ def _sampling_key(config: SolutionsConfig, problems: list[dict], generation: Gen
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _kept_solutions(context: dg.AssetExecutionContext, wh, source: str, day: str,
+def _kept_solutions(context: dg.AssetExecutionContext, wh: Warehouse, source: str, day: str,
                     key: str) -> tuple[list[dict], int, SampleStats, str] | None:
     """The partition's solutions when they can stand: the latest materialization had ``key``, and every
     stored solution and step row was written by that materialization's run (a run killed between its two
@@ -126,20 +127,23 @@ def _kept_solutions(context: dg.AssetExecutionContext, wh, source: str, day: str
         dg.AssetRecordsFilter(asset_key=context.asset_key, asset_partitions=[context.partition_key]), limit=1).records
     if not records:
         return None
-    last = records[0]
-    entry = last.asset_materialization.metadata.get("sampling_key") if last.asset_materialization else None
+    last = records[0].asset_materialization
+    entry = last.metadata.get("sampling_key") if last else None
     if entry is None or entry.value != key:
         return None
+    # The run that wrote the rows: the materialization's own, or the one it reused in turn.
+    reused = last.metadata.get("reused_from_run")
+    writer = reused.value if reused else records[0].run_id
     sols = wh.read_partition("solutions", source, day).to_pylist()
     steps = wh.read_partition("steps", source, day).column("run_id").to_pylist()
-    if not sols or {s["run_id"] for s in sols} | set(steps) != {last.run_id}:
+    if not sols or {s["run_id"] for s in sols} | set(steps) != {writer}:
         return None
     stats = SampleStats(
         n_problems=len({s["problem_id"] for s in sols}), n_solutions=len(sols),
         n_errors=sum(s["status"] == "error" for s in sols), n_correct=sum(bool(s.get("is_correct")) for s in sols),
         prompt_tokens=sum(s["prompt_tokens"] or 0 for s in sols if s["sample_idx"] == 0),  # one prompt per problem
         completion_tokens=sum(s["completion_tokens"] or 0 for s in sols))
-    return sols, len(steps), stats, last.run_id
+    return sols, len(steps), stats, writer
 
 
 def _solutions_result(problems: list[dict], sols: list[dict], n_steps: int, stats: SampleStats, key: str,

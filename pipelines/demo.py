@@ -37,7 +37,7 @@ EXAMPLES = [
 
 
 def run(day: str, source: str, run_config: dict | None = None) -> list[dg.ExecuteInProcessResult]:
-    """Warm-start (or reuse) the policy, then materialize the refresh job for (day, source)."""
+    """Check the policy, materialize the refresh job for (day, source), then train and evaluate PRMs on it."""
     ensure_dagster_home()
     from pipelines.definitions import defs  # after DAGSTER_HOME is set
 
@@ -52,7 +52,27 @@ def run(day: str, source: str, run_config: dict | None = None) -> list[dg.Execut
         return [warm]
     refresh = _execute(defs.resolve_job_def("refresh"), instance, partition_key=partition_key(day, source),
                        run_config={**logging, **(run_config or {})})
-    return [warm, refresh]
+    if not refresh.success:
+        return [warm, refresh]
+    prm = _execute(defs.resolve_job_def("prm"), instance, run_config={**logging, **prm_run_config(source)})
+    return [warm, refresh, prm]
+
+
+def prm_run_config(source: str) -> dict:
+    """The model half on the demo's partition, sized to take a minute or two: one PRM on OmegaPRM labels, and
+    the label-source comparison (fewer optimizer steps than a real run; see benchmarks/prm.py for that)."""
+    data = {"method": "omegaprm", "source": source}
+    train = {"max_steps": DEMO_PRM_STEPS}
+    return {"ops": {
+        "prm_training_set": {"config": data},
+        "prm_model": {"config": train},
+        "label_source_comparison": {"config": {"methods": ["truth", "mc", "omegaprm", "progress"],
+                                               "data": data, "train": train}},
+    }}
+
+
+# Optimizer steps per PRM in the demo: ~10 passes over its ~50 train solutions, ~15 s each on 2 CPU cores.
+DEMO_PRM_STEPS = 40
 
 
 def _execute(job: dg.JobDefinition, instance: dg.DagsterInstance, **kwargs) -> dg.ExecuteInProcessResult:
@@ -87,9 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--day", default=today(), help="partition day, YYYY-MM-DD (default: today, UTC)")
     parser.add_argument("--source", default="arith", help="partition source (default: the built-in generator)")
+    parser.add_argument("--resample", action="store_true",
+                        help="sample the partition's solutions afresh (and drop their labels) instead of resuming")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    results = run(args.day, args.source)
+    resample = {"ops": {"solutions": {"config": {"resample": True}}}} if args.resample else None
+    results = run(args.day, args.source, resample)
     took = time.perf_counter() - start
     for result in results:
         for event in result.get_asset_check_evaluations():
@@ -105,7 +128,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"runs {', '.join(r.run_id[:8] for r in results)} succeeded in {took:.0f}s "
           f"for day={args.day} source={args.source}\n")
     print(summary(Warehouse()))
+    print(model_half(results[-1]))
     return 0
+
+
+def model_half(result: dg.ExecuteInProcessResult) -> str:
+    """The PRM's evaluation and the label-source comparison, as the prm run's metadata holds them."""
+    lines = []
+    for node, key, title in (("prm_evaluation", "evaluation", "PRM (OmegaPRM labels) on held-out solutions"),
+                             ("label_source_comparison", "comparison", "label-source comparison (the headline)")):
+        for mat in result.asset_materializations_for_node(node):
+            if key in mat.metadata:
+                lines += ["", f"{title}:", str(mat.metadata[key].value)]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,14 @@ warm_start_job = dg.define_asset_job(
 # Every partitioned asset, in dependency order; its checks run in the same run and block on failure.
 refresh_job = dg.define_asset_job(
     name="refresh",
-    selection=dg.AssetSelection.all() - dg.AssetSelection.assets("policy_model"),
+    selection=dg.AssetSelection.all() - dg.AssetSelection.assets("policy_model") - dg.AssetSelection.groups("prm"),
     partitions_def=PARTITIONS,
     description="Materialize the whole pipeline for one (day, source) partition.",
+)
+
+# The model half over everything labeled so far (not partitioned): training set, PRM, evaluation, comparison.
+prm_job = dg.define_asset_job(
+    name="prm",
+    selection=dg.AssetSelection.groups("prm"),
+    description="Train and evaluate a PRM on the warehouse's labels, and compare label sources.",
 )

@@ -1,12 +1,40 @@
-"""Evaluation of step labels and PRMs: the metrics the label audit and PRM evaluation share."""
+"""Evaluation of step labels and PRMs: shared metrics, ProcessBench-style PRM evaluation, best-of-N, plots."""
 
 from prm.evaluation.metrics import (
     f1_difference_ci,
     first_error_accuracies,
+    gap_closed,
     harmonic_mean,
     processbench_f1,
     ratio,
+    roc_auc,
     step_f1,
 )
+from prm.evaluation.plots import plot_best_of_n, plot_label_sources
+from prm.evaluation.prm_eval import (
+    ScoredSolution,
+    evaluate_best_of_n,
+    evaluate_processbench,
+    evaluation_markdown,
+    evaluation_table,
+    step_auc,
+)
 
-__all__ = ["f1_difference_ci", "first_error_accuracies", "harmonic_mean", "processbench_f1", "ratio", "step_f1"]
+__all__ = [
+    "ScoredSolution",
+    "evaluate_best_of_n",
+    "evaluate_processbench",
+    "evaluation_markdown",
+    "evaluation_table",
+    "f1_difference_ci",
+    "first_error_accuracies",
+    "gap_closed",
+    "harmonic_mean",
+    "plot_best_of_n",
+    "plot_label_sources",
+    "processbench_f1",
+    "ratio",
+    "roc_auc",
+    "step_auc",
+    "step_f1",
+]

@@ -44,7 +44,6 @@ def math_shepherd_text(problem: str, steps: Sequence[str], marks: Sequence[str] 
     >>> math_shepherd_text("1+2*3 =", ["2*3 = 6", "1+6 = 8"], ["+", "-"])
     '1+2*3 = Step 1: 2*3 = 6 +\\nStep 2: 1+6 = 8 -'
     """
-    _check_text(problem, steps)
     tags = [TAG] * len(steps) if marks is None else list(marks)
     return f"{problem} " + "\n".join(f"Step {k}: {step} {tag}" for k, (step, tag) in enumerate(zip(steps, tags,
                                                                                                      strict=True), 1))
@@ -55,6 +54,7 @@ def to_math_shepherd(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     require_hard(rows, "Math-Shepherd text")
     out = []
     for row in rows:
+        _check_text(row["prompt"], row["completions"])
         marks = [GOOD if ok else BAD for ok in row["labels"]]
         item = {"input": math_shepherd_text(row["prompt"], row["completions"]),
                 "label": math_shepherd_text(row["prompt"], row["completions"], marks)}

@@ -239,6 +239,9 @@ def build_training_set(con_or_root: duckdb.DuckDBPyConnection | str | Path,
         consensus = {r[0] for r in con.execute(
             "SELECT DISTINCT solution_id FROM step_labels WHERE method = ? AND hard_label IS NOT NULL",
             [CONSENSUS_METHOD]).fetchall()}
+        if not consensus:
+            raise ValueError("consensus_only=True but step_labels holds no consensus labels; materialize the "
+                             "consensus labels first or set consensus_only=False")
 
     by_solution: dict[str, list[tuple]] = defaultdict(list)
     for rec in records:

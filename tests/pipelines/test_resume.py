@@ -10,9 +10,10 @@ from collections.abc import Sequence
 import dagster as dg
 import pytest
 
-from pipelines.definitions import defs
+from assets.generation import solutions
+from assets.problems import problems
 from pipelines.partitions import partition_key, register_sources
-from pipelines.resources import GenerationResource
+from pipelines.resources import GenerationResource, WarehouseResource
 from prm.generation import Completion, GenerationRequest
 from prm.generation.types import BackendInfo
 
@@ -46,11 +47,12 @@ def materialize(instance, resource, tiny_policy_dir):
     CALLS.clear()
 
     def run(selection: Sequence[str], **solutions_config) -> dg.ExecuteInProcessResult:
-        config = {"ops": {**PROBLEMS, "solutions": {"config": {"n_samples": 2, **solutions_config}}}}
-        result = defs.resolve_job_def("refresh").execute_in_process(
-            partition_key=partition_key(DAY, "arith"), instance=instance, run_config=config,
-            asset_selection=[dg.AssetKey(name) for name in selection], raise_on_error=False,
-            resources={"generation": ScriptedGeneration(model=str(tiny_policy_dir))})
+        ops = {"solutions": {"config": {"n_samples": 2, **solutions_config}}}
+        config = {"ops": {**(PROBLEMS if "problems" in selection else {}), **ops}}
+        result = dg.materialize(
+            [problems, solutions], selection=[dg.AssetKey(name) for name in selection],
+            partition_key=partition_key(DAY, "arith"), instance=instance, run_config=config, raise_on_error=False,
+            resources={"warehouse": WarehouseResource(), "generation": ScriptedGeneration(model=str(tiny_policy_dir))})
         assert result.success
         return result
 
@@ -106,7 +108,7 @@ def test_solutions_without_their_steps_are_sampled_again(materialize, resource) 
     """A run killed between the solutions write and the steps write leaves steps of another run."""
     wh = resource.get()
     materialize(["problems", "solutions"])
-    steps = wh.read_partition("steps", "arith", DAY).to_pylist()
+    steps = wh.read_partition("steps", "arith", DAY).drop_columns(["run_id"])
     wh.write("steps", steps, source="arith", day=DAY, writer="solutions", replace=True, run_id="killed-run")
     again = materialize(["solutions"])
     assert _solutions_meta(again)["reused"] is False and len(CALLS) == 2

@@ -142,26 +142,40 @@ def test_reader_names_the_damaged_line(tmp_path):
         read_trl_stepwise(path)
 
 
-def test_push_to_hub_without_a_token_says_what_to_do(tmp_path, monkeypatch):
+@pytest.fixture
+def online(monkeypatch):
+    """Offline mode off (CI machines may set it), so each test reaches the check it is about."""
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+
+
+def test_push_to_hub_in_offline_mode_says_what_to_do(tmp_path, monkeypatch, online):
+    folder = save_dataset(HARD, tmp_path / "ds")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(HubUnavailableError, match="HF_HUB_OFFLINE is set"):
+        push_to_hub(folder, "someone/prm-labels", token="hf_test")
+
+
+def test_push_to_hub_without_a_token_says_what_to_do(tmp_path, monkeypatch, online):
     import prm.export.hub as hub
 
     folder = save_dataset(HARD, tmp_path / "ds")
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(hub, "_stored_token", lambda: None)
-    with pytest.raises(HubUnavailableError, match="no Hugging Face token.*HF_TOKEN"):
+    with pytest.raises(HubUnavailableError, match=r"no Hugging Face token.*HF_TOKEN"):
         push_to_hub(folder, "someone/prm-labels")
 
 
-def test_push_to_hub_without_network_says_what_to_do(tmp_path, monkeypatch):
+def test_push_to_hub_without_network_says_what_to_do(tmp_path, monkeypatch, online):
     import prm.export.hub as hub
 
     folder = save_dataset(HARD, tmp_path / "ds")
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
 
     def unreachable(*_args, **_kwargs):
         raise OSError("Network is unreachable")
 
     monkeypatch.setattr(hub.socket, "create_connection", unreachable)
-    with pytest.raises(HubUnavailableError, match="cannot reach .*Network is unreachable"):
+    with pytest.raises(HubUnavailableError, match=r"cannot reach .*Network is unreachable"):
         push_to_hub(folder, "someone/prm-labels", token="hf_test")

@@ -1,0 +1,158 @@
+"""PRM assets: the training set from the warehouse, the PRM, its evaluation, and the label-source comparison."""
+
+# No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
+import tempfile
+from pathlib import Path
+
+import dagster as dg
+
+from assets.metadata import md_table
+from pipelines.resources import WarehouseResource
+from prm.evaluation import evaluation_markdown, plot_best_of_n, plot_label_sources
+from prm.evaluation.heldout import heldout_solutions
+from prm.evaluation.prm_eval import as_solutions, bon_curve
+from prm.models import model_cache_dir
+from prm.training import PRMTrainConfig, TrainingSet, TrainingSetConfig, build_training_set, problem_split
+from prm.training.comparison import (
+    ComparisonConfig,
+    compare_label_sources,
+    comparison_markdown,
+    comparison_table,
+    evaluate_folder,
+)
+from prm.training.trainer import read_prm_card
+from warehouse import today
+
+LABEL_ASSETS = ["mc_labels", "omegaprm_labels", "progress_labels", "consensus_labels"]
+
+
+def prm_dir() -> Path:
+    """Where training sets, PRMs and plots live (inside the model cache, git-ignored)."""
+    return model_cache_dir() / "prm"
+
+
+class PRMDataConfig(dg.Config):
+    """Which labels train the PRM and how problems are split (prm.training.TrainingSetConfig)."""
+
+    method: str = "omegaprm"  # a method-table name, or "truth" (exact step truth of generated tasks)
+    label_kind: str = "hard"  # "hard" (CE on hard labels) | "soft" (BCE on P(good))
+    consensus_only: bool = False  # keep only solutions with consensus labels
+    balance: str = "none"  # "none" | "downsample" | "weight"
+    val_share: float = 0.25  # problems for the threshold and the best-of-N aggregation
+    test_share: float = 0.35  # held-out problems
+    split_seed: int = 0
+    train_max_steps: int | None = None  # easy-to-hard: train on <= n gold steps, test on longer problems
+    source: str | None = None  # one warehouse source, or every source
+
+    def to_library(self, method: str | None = None) -> TrainingSetConfig:
+        return TrainingSetConfig(method=method or self.method, label_kind=self.label_kind,
+                                 consensus_only=self.consensus_only, balance=self.balance, val_share=self.val_share,
+                                 test_share=self.test_share, split_seed=self.split_seed,
+                                 train_max_steps=self.train_max_steps, source=self.source)
+
+
+class PRMTrainAssetConfig(dg.Config):
+    """The PRM run (prm.training.PRMTrainConfig): a token-classification head on the policy's backbone."""
+
+    base_model: str = "arith-policy"  # Math-Shepherd initialises its PRM from the generator
+    max_steps: int = 150  # optimizer steps: a ~1M-parameter backbone on a few hundred solutions
+    learning_rate: float = 5e-4
+    batch_size: int = 16
+    freeze_backbone: bool = False
+    lora_r: int = 0
+
+    def to_library(self, label_kind: str) -> PRMTrainConfig:
+        return PRMTrainConfig(base_model=self.base_model, label_kind=label_kind, max_steps=self.max_steps,
+                              learning_rate=self.learning_rate, batch_size=self.batch_size,
+                              freeze_backbone=self.freeze_backbone, lora_r=self.lora_r)
+
+
+@dg.asset(group_name="prm", kinds={"duckdb"}, deps=LABEL_ASSETS,
+          automation_condition=dg.AutomationCondition.eager(),
+          description="PRM training rows (TRL stepwise supervision) from the warehouse's step labels, split by "
+          "problem; re-materializes when new labeled partitions land.")
+def prm_training_set(context: dg.AssetExecutionContext, config: PRMDataConfig,
+                     warehouse: WarehouseResource) -> dg.MaterializeResult:
+    ts = build_training_set(warehouse.get().root, config.to_library())
+    folder = ts.save(prm_dir() / "training_set")
+    s = ts.stats
+    splits = [{"split": k, "solutions": s.solutions.get(k, 0), "problems": s.problems.get(k, 0),
+               "good steps": s.good_steps.get(k, 0), "bad steps": s.bad_steps.get(k, 0)}
+              for k in ("train", "val", "test")]
+    context.log.info(f"training set for {config.method}: {s.solutions}")
+    return dg.MaterializeResult(metadata={
+        "path": dg.MetadataValue.path(str(folder)), "method": config.method,
+        "dagster/row_count": len(ts.rows), "splits": md_table(splits),
+        "dropped": md_table([{"unlabeled": s.dropped_unlabeled, "partly labeled": s.dropped_partial,
+                              "not consensus": s.dropped_not_consensus, "balance": s.dropped_by_balance}]),
+    })
+
+
+@dg.asset(group_name="prm", kinds={"pytorch", "transformers"}, pool="engine", deps=["prm_training_set"],
+          description="A PRM: the policy's backbone with a two-class head read at each step tag.")
+def prm_model(context: dg.AssetExecutionContext, config: PRMTrainAssetConfig) -> dg.MaterializeResult:
+    from prm.training import train_prm
+
+    ts = TrainingSet.load(prm_dir() / "training_set")
+    folder = train_prm(ts, prm_dir() / "model", config.to_library(ts.config.label_kind))
+    card = read_prm_card(folder)
+    context.log.info(f"PRM at {folder}")
+    final = {k: v for k, v in (card.get("final_metrics") or {}).items() if isinstance(v, int | float)}
+    return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(str(folder)),
+                                          "label_method": ts.config.method, **final})
+
+
+def _heldout(config: TrainingSetConfig, warehouse: WarehouseResource) -> dict:
+    return heldout_solutions(warehouse.get().root, lambda pid, n: problem_split(pid, n, config), source=config.source)
+
+
+@dg.asset(group_name="prm", kinds={"pytorch", "parquet"}, pool="engine", deps=["prm_model"],
+          description="The PRM on held-out solutions with exact truth: ProcessBench F1 (threshold chosen on "
+          "validation), step ROC-AUC, best-of-N next to majority vote, random pick, oracle and two baselines.")
+def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    ts_config = TrainingSet.load(prm_dir() / "training_set").config
+    ev = evaluate_folder(prm_dir() / "model", _heldout(ts_config, warehouse), ts_config.method)
+    wh = warehouse.get()
+    kw = {"source": ts_config.source or "all", "day": today(), "run_id": context.run_id}
+    wh.write("prm_evaluations", ev.rows, writer="prm_evaluation", **kw)
+    wh.write("step_scores", ev.scores, writer="prm_evaluation", **kw)
+    table = evaluation_markdown(ev.rows)
+    context.log.info("PRM evaluation\n" + table)
+    curve = bon_curve(as_solutions(ev.scored["val"]), as_solutions(ev.scored["test"]),
+                      ns=[n for n in (1, 2, 4, 8) if n <= ev.bon_n])
+    plot = plot_best_of_n(curve, prm_dir() / "best_of_n.png")
+    return dg.MaterializeResult(metadata={
+        "model": ev.model, "best_of_n": ev.bon_n, "evaluation": dg.MetadataValue.md(table),
+        "dagster/row_count": len(ev.rows), "best_of_n_plot": dg.MetadataValue.path(str(plot)),
+    })
+
+
+class ComparisonAssetConfig(dg.Config):
+    """The methods compared; every PRM shares the data split and the training run settings."""
+
+    methods: list[str] = ["truth", "mc", "omegaprm", "progress", "consensus"]
+    data: PRMDataConfig = PRMDataConfig()
+    train: PRMTrainAssetConfig = PRMTrainAssetConfig()
+
+
+@dg.asset(group_name="prm", kinds={"pytorch", "parquet"}, pool="engine", deps=["prm_training_set"],
+          description="One PRM per label method on the same problems and held-out test set: label F1 vs truth, "
+          "rollouts paid per step, PRM ProcessBench F1, best-of-N. The product's headline table.")
+def label_source_comparison(context: dg.AssetExecutionContext, config: ComparisonAssetConfig,
+                            warehouse: WarehouseResource) -> dg.MaterializeResult:
+    data = config.data
+    cfg = ComparisonConfig(methods=tuple(config.methods), data=data.to_library(),
+                           train=config.train.to_library(data.label_kind))
+    with tempfile.TemporaryDirectory(prefix="prm-compare-", dir=prm_dir().parent) as scratch:
+        results = compare_label_sources(warehouse.get().root, scratch, cfg, progress=context.log.info)
+    table = comparison_table(results)
+    rows = [row for r in results for row in r.eval_rows]
+    warehouse.get().write("prm_evaluations", rows, source=data.source or "all", day=today(), run_id=context.run_id,
+                          writer="label_source_comparison")
+    markdown = comparison_markdown(table)
+    context.log.info("label-source comparison\n" + markdown)
+    plotted = [r for r in table if r.get("prm_f1") is not None]
+    meta = {"comparison": dg.MetadataValue.md(markdown), "dagster/row_count": len(rows)}
+    if plotted:
+        meta["plot"] = dg.MetadataValue.path(str(plot_label_sources(plotted, prm_dir() / "label_sources.png")))
+    return dg.MaterializeResult(metadata=meta)

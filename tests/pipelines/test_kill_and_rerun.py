@@ -1,0 +1,100 @@
+"""``kill -9`` of the demo during labeling, then the demo again: it frees the dead run's slot, resumes, finishes.
+
+Real processes and a real instance with the project's dagster.yaml (one slot per pool), on the tiny config
+of test_full_graph.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from pipelines.instance import ensure_dagster_home
+from pipelines.partitions import partition_key
+from warehouse import connect
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+
+DAY = "2026-11-23"
+LABELING = {"mc_labels", "omegaprm_labels"}  # engine-bound: a kill there leaves the engine slot claimed
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# What `make demo` does, on the tiny config; the exit code says whether every run succeeded.
+DEMO = ("import json, sys\nfrom pipelines.demo import run\n"
+        "results = run(sys.argv[1], 'arith', json.loads(sys.argv[2]))\n"
+        "sys.exit(0 if all(r.success for r in results) else 1)\n")
+
+
+def tiny_run_config(model: str, context: int) -> dict:
+    """test_full_graph.py's tiny_run_config."""
+    gen = {"max_tokens": 96}
+    return {
+        "ops": {
+            "problems": {"config": {"n_ops": [2, 3], "per_level": 2}},
+            "solutions": {"config": {"n_samples": 2, **gen}},
+            "rollouts": {"config": {"n_rollouts": 2, **gen}},
+            "mc_labels": {"config": {"n_rollouts": 3, **gen}},
+            "omegaprm_labels": {"config": {"k": 2, "max_searches": 4, **gen}},
+            "judgments": {"config": {"k": 2, "max_tokens": 24, "max_solutions": 3}},
+        },
+        "resources": {"generation": {"config": {"model": model, "kv_cache_gib": 0.5, "max_model_len": context}}},
+    }
+
+
+def _labeling_run(instance: dg.DagsterInstance) -> str | None:
+    """The refresh run that has started a labeling step, if one has."""
+    for run in instance.get_runs(dg.RunsFilter(job_name="refresh")):
+        if any(e.step_key in LABELING for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_START)):
+            return run.run_id
+    return None
+
+
+def test_a_demo_killed_during_labeling_is_released_and_resumed_by_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_policy_dir, tiny_context
+) -> None:
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PRM_DATA_ROOT", str(tmp_path / "warehouse"))
+    monkeypatch.setenv("PRM_INBOX", str(tmp_path / "inbox"))
+    (tmp_path / "inbox").mkdir()
+    home = ensure_dagster_home()
+    config = json.dumps(tiny_run_config(str(tiny_policy_dir), tiny_context))
+    demo = [sys.executable, "-c", DEMO, DAY, config]
+
+    with (tmp_path / "first.log").open("w") as log:
+        first = subprocess.Popen(demo, cwd=PROJECT_ROOT, env=os.environ, stdout=log, stderr=subprocess.STDOUT)
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            deadline = time.monotonic() + 900
+            while (dead := _labeling_run(instance)) is None:
+                assert first.poll() is None, (tmp_path / "first.log").read_text()[-3000:]
+                assert time.monotonic() < deadline, "labeling never started"
+                time.sleep(0.5)
+            first.kill()  # SIGKILL: no handler, no cleanup, as `kill -9`
+            first.wait()
+            # The bug's precondition: the dead run still holds the engine slot.
+            holders = {s.run_id for s in instance.event_log_storage.get_concurrency_info("engine").claimed_slots}
+            assert holders == {dead}
+
+    again = subprocess.run(demo, cwd=PROJECT_ROOT, env=os.environ, capture_output=True, text=True, timeout=1500)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"released pool 'engine' from dead run {dead}" in again.stderr
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert instance.get_run_by_id(dead).status == dg.DagsterRunStatus.FAILURE
+        assert instance.event_log_storage.get_concurrency_info("engine").claimed_slots == []
+        (latest,) = instance.fetch_materializations(dg.AssetRecordsFilter(
+            asset_key=dg.AssetKey("solutions"), asset_partitions=[partition_key(DAY, "arith")]), limit=1).records
+        meta = latest.asset_materialization.metadata
+        # Resumed, not re-sampled: the solutions (and the labels paid for before the kill) are the dead run's.
+        assert latest.run_id != dead and meta["reused"].value is True and meta["reused_from_run"].value == dead
+    con = connect(tmp_path / "warehouse")
+    (dupes,) = con.execute("SELECT count(*) FROM (SELECT solution_id, step_idx, method FROM step_labels "
+                           "GROUP BY ALL HAVING count(*) > 1)").fetchall()[0]
+    (orphans,) = con.execute("SELECT count(*) FROM step_labels ANTI JOIN solutions USING (solution_id)").fetchall()[0]
+    (audited,) = con.execute("SELECT count(*) FROM label_audit").fetchall()[0]
+    assert dupes == 0 and orphans == 0 and audited >= 1
