@@ -46,7 +46,7 @@ ui: $(STAMP)
 # Each benchmark prints JSON; the last line of each log is its summary object.
 bench: $(STAMP)
 	mkdir -p benchmarks/results
-	for name in warehouse verifiers generation labeling; do \
+	for name in warehouse verifiers generation labeling prm; do \
 		$(PY) benchmarks/$$name.py > benchmarks/results/$$name.log || exit 1; \
 		tail -n 1 benchmarks/results/$$name.log; done
 

@@ -5,15 +5,16 @@ import dagster as dg
 
 from assets.generation import policy_model, rollouts, solutions
 from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_labels
-from assets.prm import prm_dir, prm_evaluation, prm_training_set
+from assets.prm import label_source_comparison, prm_dir, prm_evaluation, prm_model, prm_training_set
 from assets.problems import problems
 from assets.verification import consensus_labels, formal_verifications, judgments
 from pipelines.resources import WarehouseResource
 from prm.evaluation.prm_eval import CONSTANT, LENGTH
+from prm.format import StepTagConvention
 from prm.models import resolve_model
 from prm.models.constants import ARITH_POLICY_NAME
 from prm.policy import card_problems, read_card
-from prm.training import TrainingSet
+from prm.training import TrainingSet, read_prm_card
 from warehouse import checks as wc
 from warehouse import connect
 from warehouse.methods import method, method_names
@@ -208,4 +209,19 @@ def prm_beats_constant_baseline(warehouse: WarehouseResource) -> dg.AssetCheckRe
                                description=f"PRM F1 {prm[0] if prm else None} vs constant {constant}")
 
 
-CHECKS += [prm_splits_disjoint, prm_both_classes, prm_beats_constant_baseline]
+@dg.asset_check(asset=prm_model, blocking=True, description="The PRM folder declares its step-tag convention "
+                "and has a card: scoring reads it the way training wrote it.")
+def prm_folder_is_scorable() -> dg.AssetCheckResult:
+    folder = prm_dir() / "model"
+    try:
+        convention = StepTagConvention.load(folder)
+        card = read_prm_card(folder)
+    except (FileNotFoundError, ValueError) as exc:
+        return dg.AssetCheckResult(passed=False, description=str(exc))
+    return dg.AssetCheckResult(passed=True, description=f"convention {convention.name}, tag {convention.step_tag!r}",
+                               metadata={"train_solutions": int(card.get("rows", {}).get("train", 0))})
+
+
+CHECKS += [prm_splits_disjoint, prm_both_classes, prm_beats_constant_baseline, prm_folder_is_scorable,
+           *table_checks(prm_evaluation, "prm_evaluations"), *table_checks(prm_evaluation, "step_scores"),
+           *table_checks(label_source_comparison, "prm_evaluations")]

@@ -9,6 +9,7 @@ from assets.prm import label_source_comparison, prm_evaluation, prm_model, prm_t
 from assets.problems import problems
 from assets.verification import consensus_labels, formal_verifications, judgments
 from pipelines.jobs import prm_job, refresh_job, warm_start_job
+from pipelines.recovery import dead_run_sensor
 from pipelines.resources import GenerationResource, WarehouseResource
 from pipelines.schedules import nightly_refresh
 from pipelines.sensors import inbox_sensor
@@ -20,7 +21,7 @@ defs = dg.Definitions(
     asset_checks=CHECKS,
     jobs=[warm_start_job, refresh_job, prm_job],
     schedules=[nightly_refresh],
-    sensors=[inbox_sensor],
+    sensors=[inbox_sensor, dead_run_sensor],
     resources={
         "warehouse": WarehouseResource(),
         "generation": GenerationResource(),  # the policy being labeled

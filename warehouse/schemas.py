@@ -161,6 +161,13 @@ PRM_EVALUATIONS = _schema(
     pa.field("detail_json", pa.string()),  # e.g. the threshold chosen on validation
 )
 
+RL_METRICS = _schema(
+    pa.field("arm", pa.string(), nullable=False),  # the reward of the run: outcome | prm_min | prm_sum (prm.rl.ARMS)
+    pa.field("step", pa.int32(), nullable=False),  # optimizer step; held-out eval/* at 0 (before) and the last step
+    pa.field("metric", pa.string(), nullable=False),  # eval/answer_accuracy[/ops=N] | train/reward | run/wall_s | ...
+    pa.field("value", pa.float64(), nullable=False),
+)
+
 TABLES: dict[str, pa.Schema] = {
     "problems": PROBLEMS,
     "solutions": SOLUTIONS,
@@ -172,6 +179,7 @@ TABLES: dict[str, pa.Schema] = {
     "label_audit": LABEL_AUDIT,
     "step_scores": STEP_SCORES,
     "prm_evaluations": PRM_EVALUATIONS,
+    "rl_metrics": RL_METRICS,
 }
 
 # Columns that identify a row; a table must not hold two rows with the same key.
@@ -186,6 +194,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "label_audit": ("run_id", "method"),
     "step_scores": ("model", "solution_id", "step_idx"),
     "prm_evaluations": ("run_id", "model", "split", "metric"),
+    "rl_metrics": ("run_id", "arm", "step", "metric"),
 }
 
 
@@ -232,6 +241,7 @@ VALUE_RULES: dict[str, dict[str, Allowed]] = {
                     "rollouts_per_step": _INDEX, "tokens_per_step": _INDEX},
     "step_scores": {"step_idx": _INDEX, "score": _SHARE},
     "prm_evaluations": {"n": _INDEX},
+    "rl_metrics": {"step": _INDEX},
 }
 
 

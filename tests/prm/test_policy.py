@@ -276,7 +276,7 @@ def test_a_tampered_checkpoint_is_refused(tmp_path: Path) -> None:
 
 def test_a_card_outside_the_band_is_reported_with_both_numbers() -> None:
     card = {"config": {"eval_ops": 8}, "eval": {"rows": [{"n_ops": 8, "answer_accuracy": 0.09,
-                                                         "step_error_rate": 0.94}]}}
+                                                         "step_error_rate": 0.94, "mixed_share": 0.25}]}}
     problems = card_problems(card)
     assert len(problems) == 2 and "0.09" in problems[0] and "0.94" in problems[1]
     assert card_problems(None) and card_problems({"config": {"eval_ops": 8}, "eval": {"rows": []}})

@@ -1,0 +1,148 @@
+"""Which label source trains the best PRM per rollout paid: the label-source comparison at benchmark size.
+
+Run: ``.venv/bin/python benchmarks/prm.py`` (uses the shipped default policy; trains nothing but PRMs).
+Generates word problems of 4-10 steps (the policy was trained on 1-8, so the 10-step ones hold the mistakes
+a PRM must catch), samples 8 solutions each with vLLM, labels them through the partition functions the
+Dagster assets call (MC and OmegaPRM over one rollout cache, progress from MC's rollouts, SymPy, the
+``formal_override`` consensus), then trains one PRM per label source on the same problems (easy-to-hard:
+train and validate on <= ``--train-max-steps`` steps, test on longer problems) and evaluates all on the
+same held-out solutions with exact truth. It also times PRM training and scoring (batched vs one at a
+time). Each stage prints a JSON line; the last line is one object with ``train_tokens_per_s``,
+``score_steps_per_s_batched``, ``score_steps_per_s_single`` and ``comparison`` (a list of objects with
+``method``, ``label_f1``, ``rollouts_per_step``, ``prm_f1``, ``bon_acc``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from prm.datagen.solutions import sample_solution_rows  # noqa: E402
+from prm.evaluation.heldout import heldout_solutions  # noqa: E402
+from prm.format import Prompter  # noqa: E402
+from prm.generation import GenerationConfig, make_backend  # noqa: E402
+from prm.labeling import MCConfig, OmegaPRMConfig  # noqa: E402
+from prm.labeling.consensus import ConsensusConfig  # noqa: E402
+from prm.labeling.partition import (  # noqa: E402
+    consensus_partition,
+    label_partition,
+    label_progress_partition,
+    verify_partition,
+)
+from prm.labeling.progress import ProgressConfig  # noqa: E402
+from prm.models import model_version  # noqa: E402
+from prm.models.constants import ARITH_POLICY_NAME  # noqa: E402
+from prm.scoring import load_prm  # noqa: E402
+from prm.tasks import ArithmeticSourceConfig, generate_arithmetic  # noqa: E402
+from prm.training import PRMTrainConfig, TrainingSetConfig, problem_split, read_prm_card  # noqa: E402
+from prm.training.comparison import ComparisonConfig, compare_label_sources, comparison_table  # noqa: E402
+from warehouse import Warehouse  # noqa: E402
+
+SOURCE, DAY = "bench", "2026-01-01"
+
+
+def _args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--levels", type=int, nargs="+", default=[4, 6, 8, 10], help="gold steps per problem")
+    p.add_argument("--per-level", type=int, default=24, help="problems per level")
+    p.add_argument("--samples", type=int, default=8, help="solutions per problem (best-of-N uses them all)")
+    p.add_argument("--rollouts", type=int, default=8, help="MC rollouts per prefix and OmegaPRM's k")
+    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of solutions")
+    p.add_argument("--train-max-steps", type=int, default=8, help="easy-to-hard: longer problems are the test set")
+    p.add_argument("--prm-steps", type=int, default=300, help="optimizer steps per PRM")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="a smoke run: 2 levels, 4 problems each, 60 PRM steps")
+    args = p.parse_args()
+    if args.quick:
+        args.levels, args.per_level, args.samples, args.rollouts, args.prm_steps = [4, 10], 4, 4, 4, 60
+    return args
+
+
+def _emit(obj: dict) -> None:
+    print(json.dumps(obj), flush=True)
+
+
+def build_labels(wh: Warehouse, args: argparse.Namespace) -> None:
+    """Problems, solutions and every label method in the warehouse, as the Dagster assets would write them."""
+    problems = [r.to_row() for r in generate_arithmetic(
+        ArithmeticSourceConfig(n_ops=tuple(args.levels), per_level=args.per_level), seed=args.seed)]
+    kw = {"source": SOURCE, "day": DAY, "run_id": "bench"}
+    wh.write("problems", problems, **kw)
+    started = time.perf_counter()
+    with make_backend(GenerationConfig(model=ARITH_POLICY_NAME, seed=args.seed)) as backend:
+        policy = model_version(ARITH_POLICY_NAME)
+        prompter = Prompter(ARITH_POLICY_NAME)
+        sols, steps, stats = sample_solution_rows(backend, problems, prompter, model=policy, n=args.samples,
+                                                  seed=args.seed, max_tokens=768, temperature=args.temperature)
+        wh.write("solutions", sols, writer="solutions", **kw)
+        wh.write("steps", steps, writer="solutions", **kw)
+        ok = [s for s in sols if s["status"] == "ok"]
+        wrong = sum(s["first_error_truth"] is not None and s["first_error_truth"] >= 0 for s in ok)
+        _emit({"solutions": len(sols), "accuracy": round(stats.accuracy, 3),
+               "share_with_a_wrong_step": round(wrong / max(len(ok), 1), 3),
+               "seconds": round(time.perf_counter() - started, 1)})
+        common = {"model": policy, "source": SOURCE, "day": DAY, "run_id": "bench", "prompt": prompter,
+                  "max_tokens": 768, "progress": lambda m: None}
+        for method, config in (("mc", MCConfig(n_rollouts=args.rollouts)),
+                               ("omegaprm", OmegaPRMConfig(k=args.rollouts, screen=False))):
+            started = time.perf_counter()
+            report = label_partition(wh, method, config, lambda: backend, seed=args.seed, **common)
+            _emit({"labeled": method, "rollouts": report.cost_rollouts, "new_rollouts": report.new_rollouts,
+                   "seconds": round(time.perf_counter() - started, 1)})
+    label_progress_partition(wh, ProgressConfig(), source=SOURCE, day=DAY, run_id="bench")
+    verify_partition(wh, source=SOURCE, day=DAY, run_id="bench")
+    consensus_partition(wh, ConsensusConfig(policy="formal_override"), source=SOURCE, day=DAY, run_id="bench")
+
+
+def scoring_speed(model_dir: Path, solutions: list[dict]) -> dict:
+    """Steps scored per second, batched and one solution at a time, on the same solutions."""
+    scorer = load_prm(model_dir)
+    items = [(s["question"], s["steps"]) for s in solutions]
+    n_steps = sum(len(steps) for _, steps in items)
+    started = time.perf_counter()
+    for question, steps in items:
+        scorer.score_steps(question, steps)
+    single = time.perf_counter() - started
+    started = time.perf_counter()
+    scorer.score_batch(items)
+    batched = time.perf_counter() - started
+    return {"score_steps_per_s_single": n_steps / single, "score_steps_per_s_batched": n_steps / batched,
+            "scored_steps": n_steps}
+
+
+def main() -> None:
+    args = _args()
+    with tempfile.TemporaryDirectory(prefix="prm-bench-") as scratch:
+        wh = Warehouse(Path(scratch) / "warehouse")
+        build_labels(wh, args)
+        data = TrainingSetConfig(method="truth", train_max_steps=args.train_max_steps, val_share=0.25,
+                                 source=SOURCE, split_seed=args.seed)
+        config = ComparisonConfig(methods=("truth", "mc", "omegaprm", "progress", "sympy", "consensus"), data=data,
+                                  train=PRMTrainConfig(max_steps=args.prm_steps, eval_steps=10_000,
+                                                       save_steps=10_000, seed=args.seed))
+        started = time.perf_counter()
+        results = compare_label_sources(wh.root, Path(scratch) / "prms", config,
+                                        progress=lambda m: print(m, file=sys.stderr, flush=True))
+        table = comparison_table(results)
+        for row in table:
+            _emit({"comparison_row": row})
+        _emit({"comparison_seconds": round(time.perf_counter() - started, 1)})
+        trained = [r for r in results if r.model_dir is not None]
+        card = read_prm_card(trained[0].model_dir)
+        heldout = heldout_solutions(wh.root, lambda pid, n: problem_split(pid, n, data), source=SOURCE)
+        speed = scoring_speed(trained[0].model_dir, heldout["test"])
+        keys = ("method", "label_f1", "rollouts_per_step", "prm_f1", "bon_acc")
+        _emit({"train_tokens_per_s": card["final_metrics"]["train_tokens_per_s"], **speed,
+               "batched_speedup": speed["score_steps_per_s_batched"] / speed["score_steps_per_s_single"],
+               "comparison": [{k: row.get(k) for k in keys} for row in table]})
+
+
+if __name__ == "__main__":
+    main()

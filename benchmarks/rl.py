@@ -1,0 +1,105 @@
+"""The full RL comparison: TRL GRPO on the default policy, one arm per reward, the same budget per arm.
+
+Run: ``.venv/bin/python benchmarks/rl.py [--prm DIR] [--steps 100]`` (CPU: ~15-25 min for three arms at the
+defaults; on a GPU machine the same script trains in bf16 and generates with vLLM where it imports).
+
+Arms (prm.rl.ARMS): outcome only (Math-Verify), PRM min-form + outcome, PRM summed + outcome (the naive form,
+to see whether it is hacked); ``--arms ... prm_min_prof`` adds the PROF-filtered arm. Training problems have
+9-10 operations (the policy was trained on 1-8) plus a share of 6-8; held-out problems are 8-10.
+
+The PRM: ``--prm DIR``, else the pipeline's (``models/prm/model``, the ``prm_model`` asset), else one trained
+here on exact step truth of the policy's own samples (``--truth-prm-steps`` optimizer steps): the best labels
+this task allows, so the comparison is about the reward's form, not the labels' noise.
+
+Each stage prints a line; the last stdout line is one JSON object: ``arms`` (per arm: held-out accuracy,
+per-step error, steps per completion and length before and after, the PRM's lowest step score, the training
+reward at the start and end, train and wall seconds), ``steps_per_arm``, ``prm``, ``policy``, ``plot``,
+``wall_s``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from prm.format import first_error_of, labels_from_first_error, split_steps  # noqa: E402
+from prm.models import model_cache_dir, model_version, resolve_model  # noqa: E402
+from prm.rl import ARMS, RLRunConfig, compare_arms  # noqa: E402
+from prm.tasks.arithmetic import ArithmeticConfig, generate_problems, step_truth  # noqa: E402
+
+TRUTH_PRM_SEED = 7_000  # problem seeds of the truth PRM's data, apart from prm.rl.data's train/eval seeds
+
+
+def _args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--policy", default="arith-policy", help="policy name or folder")
+    p.add_argument("--prm", default=None, help="PRM folder (default: models/prm/model, else a truth PRM)")
+    p.add_argument("--out", default=str(model_cache_dir() / "rl" / "benchmark"), help="output folder")
+    p.add_argument("--arms", nargs="+", default=list(RLRunConfig().arms), choices=tuple(ARMS))
+    p.add_argument("--steps", type=int, default=RLRunConfig().steps, help="GRPO steps per arm (same for all)")
+    p.add_argument("--learning-rate", type=float, default=RLRunConfig().learning_rate)
+    p.add_argument("--eval-problems", type=int, default=RLRunConfig().eval_problems, help="per difficulty")
+    p.add_argument("--eval-samples", type=int, default=RLRunConfig().eval_samples)
+    p.add_argument("--truth-prm-steps", type=int, default=300, help="optimizer steps of the fallback truth PRM")
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args()
+
+
+def _emit(obj: dict) -> None:
+    print(json.dumps(obj), flush=True)
+
+
+def truth_prm(policy: Path, out: Path, steps: int, seed: int) -> Path:
+    """A PRM trained on exact step truth (first-error convention) of the policy's samples on 6-10 operations."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from prm.policy.evaluate import sample_solutions
+    from prm.training import PRMTrainConfig, train_prm
+
+    problems = [p for ops in range(6, 11) for p in generate_problems(
+        48, ArithmeticConfig(n_ops=ops, operators="+-", max_value=9, style="word"), seed=TRUTH_PRM_SEED + seed + ops)]
+    tokenizer = AutoTokenizer.from_pretrained(str(policy))
+    model = AutoModelForCausalLM.from_pretrained(str(policy))
+    samples = sample_solutions(model, tokenizer, problems, n_samples=4, temperature=1.0, seed=seed)
+    rows = []
+    for problem, texts in zip(problems, samples, strict=True):
+        for text in texts:
+            steps_ = split_steps(text)
+            if steps_:
+                first = first_error_of(step_truth(problem, steps_))
+                rows.append({"prompt": problem.question, "completions": steps_,
+                             "labels": labels_from_first_error(len(steps_), first)})
+    bad = sum(not all(r["labels"]) for r in rows)
+    _emit({"truth_prm_rows": len(rows), "with_a_wrong_step": bad})
+    config = PRMTrainConfig(base_model=str(policy), max_steps=steps, eval_steps=10_000, save_steps=10_000, seed=seed)
+    return train_prm(rows, out, config)
+
+
+def main() -> None:
+    args = _args()
+    started = time.perf_counter()
+    policy = Path(resolve_model(args.policy))
+    out = Path(args.out)
+    prm = Path(args.prm) if args.prm else model_cache_dir() / "prm" / "model"
+    if not (prm / "config.json").is_file():
+        if args.prm:
+            sys.exit(f"Error: no PRM at {prm} - pass a folder written by prm.training.train_prm")
+        prm = truth_prm(policy, out / "truth-prm", args.truth_prm_steps, args.seed)
+    _emit({"policy": model_version(policy), "prm": model_version(prm)})
+    config = RLRunConfig(arms=tuple(args.arms), steps=args.steps, learning_rate=args.learning_rate,
+                         eval_problems=args.eval_problems, eval_samples=args.eval_samples, seed=args.seed)
+    comparison = compare_arms(policy, prm, config, out, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    print(comparison.markdown, flush=True)
+    _emit({"arms": {row.pop("arm"): row for row in comparison.table()}, "steps_per_arm": config.steps,
+           "prm": model_version(prm), "policy": model_version(policy), "plot": str(comparison.plot),
+           "config": config.to_dict(), "wall_s": round(time.perf_counter() - started, 1)})
+
+
+if __name__ == "__main__":
+    main()

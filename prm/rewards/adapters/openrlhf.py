@@ -1,0 +1,88 @@
+"""A PRM reward for OpenRLHF: ``reward_func`` for ``--remote_rm_url /path/to/this/file.py``, and
+:func:`remote_payload`, the same result as JSON for a reward server speaking OpenRLHF's HTTP protocol.
+
+OpenRLHF loads a ``.py`` remote_rm_url by file path and calls ``reward_func(queries, prompts, labels)``
+(openrlhf/utils/agent.py and the experience makers; examples/python/reward_func.py): ``queries`` are prompt +
+response decoded with ``skip_special_tokens=False`` (so special tokens such as ``<|im_end|>`` can trail the
+response), ``prompts`` the rendered prompts, ``labels`` the ``--label_key`` column. It expects
+``{"rewards": tensor, "scores": tensor, "extra_logs": {name: tensor}}``: ``rewards`` feed the advantages,
+``scores`` (0-1) the dynamic filtering, ``extra_logs`` wandb. Its HTTP client POSTs
+``{"query": [...], "prompts": [...], "labels": [...]}`` and reads the same keys from the JSON reply.
+
+OpenRLHF catches a failing reward call and drops the sample without a word, so nothing here raises on model
+text; the PRM folder comes from the ``PRM_REWARD_MODEL`` environment variable (and the shaping from
+``PRM_REWARD_SHAPING``), as OpenRLHF passes nothing else. Run with::
+
+    PRM_REWARD_MODEL=/models/prm-omegaprm python -m openrlhf.cli.train_ppo_ray ... \\
+        --remote_rm_url $(python -c "import prm.rewards.adapters.openrlhf as m; print(m.__file__)") \\
+        --label_key answer
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from prm.rewards.adapters.messages import problem_text
+from prm.rewards.config import RewardConfig
+from prm.rewards.constants import PRM_DIR_ENV, SHAPING_ENV
+from prm.rewards.rewarder import Rewarder, load_rewarder
+
+logger = logging.getLogger(__name__)
+
+
+def split_query(query: str, prompt: str) -> str:
+    """The response part of ``query`` (prompt + response): what follows the prompt's first occurrence (a
+    response that repeats the question stays whole), or the whole query when the prompt is not in it (a
+    tokenizer that does not round-trip the prompt's text).
+
+    >>> split_query("<s>12+7 =\\n12+7 = 19\\nAnswer: 19</s>", "12+7 =\\n")
+    '12+7 = 19\\nAnswer: 19</s>'
+    """
+    at = query.find(prompt) if prompt else -1
+    return query[at + len(prompt):] if at >= 0 else query
+
+
+def remote_payload(rewarder: Rewarder, queries: Sequence[str], prompts: Sequence[str],
+                   labels: Sequence[Any] | None) -> dict[str, Any]:
+    """OpenRLHF's reward result as plain lists (JSON-ready): ``rewards``, ``scores`` (the outcome, 0 or 1,
+    for dynamic filtering; the reward clipped to [0, 1] when there is no label) and per-sample
+    ``extra_logs``. A missing label counts as a wrong answer when the config needs an outcome (warned)."""
+    config = rewarder.config
+    golds = [None if label is None or str(label) == "" else str(label)
+             for label in (labels if labels is not None else [None] * len(queries))]
+    if None in golds and (config.outcome_weight > 0 or config.prof_filter):
+        logger.warning("%d of %d samples have no label: their outcome reward is 0; pass --label_key with the gold "
+                       "answers, or use a PRM-only reward (outcome_weight=0)", golds.count(None), len(golds))
+        golds = ["" if g is None else g for g in golds]  # an empty gold grades as unverifiable: outcome 0
+    responses = [split_query(q, p) for q, p in zip(queries, prompts, strict=True)]
+    scored = rewarder.score([problem_text(p) for p in prompts], responses, golds)
+    extras = [s.shaped.extras() for s in scored]
+    return {
+        "rewards": [s.reward for s in scored],
+        "scores": [s.shaped.outcome if s.shaped.outcome is not None else min(max(s.reward, 0.0), 1.0)
+                   for s in scored],
+        "extra_logs": {key: [e[key] for e in extras] for key in (extras[0] if extras else {})},
+    }
+
+
+def _rewarder() -> Rewarder:
+    prm_dir = os.environ.get(PRM_DIR_ENV)
+    if not prm_dir:
+        raise ValueError(f"no PRM folder: export {PRM_DIR_ENV}=/path/to/prm before launching OpenRLHF")
+    return load_rewarder(prm_dir, RewardConfig(shaping=os.environ.get(SHAPING_ENV, RewardConfig.shaping)))
+
+
+def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any] | None = None,
+                **kwargs: Any) -> dict[str, Any]:
+    """OpenRLHF's file-style reward: ``{"rewards", "scores", "extra_logs"}`` as float tensors."""
+    import torch
+
+    payload = remote_payload(_rewarder(), queries, prompts, labels)
+    return {
+        "rewards": torch.tensor(payload["rewards"], dtype=torch.float32),
+        "scores": torch.tensor(payload["scores"], dtype=torch.float32),
+        "extra_logs": {k: torch.tensor(v, dtype=torch.float32) for k, v in payload["extra_logs"].items()},
+    }

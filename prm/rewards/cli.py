@@ -1,0 +1,126 @@
+"""``prm-reward``: serve a PRM folder as an RL reward over HTTP (see :mod:`prm.rewards.server`)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from prm.rewards.config import SHAPING_NAMES, RewardConfig
+from prm.rewards.constants import DEFAULT_ETA, DEFAULT_OUTCOME_WEIGHT, DEFAULT_TEMPERATURE
+
+DEVICES = ("auto", "cpu", "cuda")
+DTYPES = ("auto", "float32", "bfloat16", "float16")  # prm.scoring.scorer.DTYPES, without importing torch for --help
+# Forward pass size on CPU. A CPU pass costs about the same per completion at any batch size (the matmuls of
+# even the 0.8M-parameter arith-policy over ~100 tokens are compute-bound at batch 1) and more beyond ~8 as
+# activations leave the cache: on this 2-core box, one thread, about 8 / 7 / 7 / 7-10 / 16-18 ms per completion
+# at batch 1 / 2 / 4 / 8 / 64 (arith-policy PRM, ~100 tokens each). On CUDA one pass takes the whole batch.
+CPU_FORWARD_BATCH = 4
+
+
+def _fail(what: str, todo: str) -> None:
+    click.echo(f"Error: {what} - {todo}", err=True)
+    sys.exit(1)
+
+
+@click.group()
+def main() -> None:
+    """Serve process-reward-model rewards to RL frameworks (OpenRLHF, verl, dense-reward managers).
+
+    Example: prm-reward serve --model models/prm-omegaprm --shaping min --port 8000
+    """
+
+
+@main.command()
+@click.option("--model", "model_dir", required=True, type=click.Path(path_type=Path),
+              help="PRM folder (config.json, weights, prm_convention.json), e.g. one prm.training.train_prm wrote.")
+@click.option("--shaping", type=click.Choice(SHAPING_NAMES), default="min", show_default=True,
+              help="How step scores become one reward (min is PURE's min-form; sum is the naive, hackable form).")
+@click.option("--outcome-weight", type=float, default=DEFAULT_OUTCOME_WEIGHT, show_default=True,
+              help="w in (1 - w) * process + w * outcome; > 0 needs gold answers in every request, 0 is PRM-only.")
+@click.option("--temperature", type=float, default=DEFAULT_TEMPERATURE, show_default=True, help="soft_min's T.")
+@click.option("--eta", type=float, default=DEFAULT_ETA, show_default=True, help="clip / clip_delta threshold.")
+@click.option("--prof-filter/--no-prof-filter", default=False, show_default=True,
+              help="Zero the reward of samples whose outcome and PRM steps disagree (PROF-style).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: all).")
+@click.option("--port", type=int, default=8000, show_default=True)
+@click.option("--max-batch", type=int, default=64, show_default=True, help="Completions per forward pass.")
+@click.option("--forward-batch", type=int, default=None,
+              help="Completions per forward pass within a batch (default: --max-batch on CUDA, "
+                   f"{CPU_FORWARD_BATCH} on CPU).")
+@click.option("--max-wait-ms", type=float, default=10.0, show_default=True,
+              help="How long the first queued completion waits for others to share its forward pass.")
+@click.option("--max-body-bytes", type=int, default=1 << 20, show_default=True, help="Larger bodies get a 413.")
+@click.option("--max-samples", type=int, default=256, show_default=True, help="Queries per /get_reward request.")
+@click.option("--max-steps", type=int, default=1024, show_default=True,
+              help="Completions with more steps get the no-step reward without being scored.")
+@click.option("--device", type=click.Choice(DEVICES), default="auto", show_default=True,
+              help="auto: cuda when available, else cpu.")
+@click.option("--dtype", type=click.Choice(DTYPES), default="auto", show_default=True,
+              help="auto: bfloat16 on CUDA, float32 on CPU.")
+@click.option("--threads", type=int, default=None, help="torch CPU threads (default: torch's own choice).")
+@click.option("--trust-remote-code", is_flag=True,
+              help="Load a PRM whose head is code in its folder (Qwen2.5-Math-PRM); read that code first.")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
+              show_default=True)
+def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: float, eta: float, prof_filter: bool,
+          host: str, port: int, max_batch: int, forward_batch: int | None, max_wait_ms: float, max_body_bytes: int,
+          max_samples: int, max_steps: int, device: str, dtype: str, threads: int | None, trust_remote_code: bool,
+          log_level: str) -> None:
+    """Serve the PRM in --model over HTTP until interrupted.
+
+    Endpoints: POST /get_reward (OpenRLHF --remote_rm_url), POST /score (verl compute_score),
+    POST /steps (per-step scores with character spans), GET /health, GET /ready (200 once the model loaded).
+
+    Example: prm-reward serve --model models/prm-omegaprm --shaping min --outcome-weight 0 --port 8000
+    """
+    if not (model_dir / "config.json").is_file():
+        _fail(f"no PRM folder at {model_dir} (no config.json)",
+              "pass --model DIR, a folder prm.training.train_prm wrote or a downloaded PRM")
+    try:
+        from prm.rewards.batching import BatchingConfig
+        from prm.rewards.server import ServerConfig
+
+        reward = RewardConfig(shaping=shaping, outcome_weight=outcome_weight, temperature=temperature, eta=eta,
+                              prof_filter=prof_filter)
+        config = ServerConfig(reward=reward, batching=BatchingConfig(max_batch=max_batch, max_wait_ms=max_wait_ms),
+                              max_body_bytes=max_body_bytes, max_samples=max_samples, max_steps=max_steps)
+        from prm.scoring import ScorerConfig
+
+        resolved = _device(device)
+        if forward_batch is None:
+            forward_batch = max_batch if resolved.startswith("cuda") else min(max_batch, CPU_FORWARD_BATCH)
+        scorer_config = ScorerConfig(batch_size=forward_batch, device=resolved, dtype=dtype, torch_threads=threads,
+                                     trust_remote_code=trust_remote_code)
+    except ValueError as err:
+        _fail(str(err), "fix the option it names (see prm-reward serve --help)")
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    run_server(model_dir, config, scorer_config, host=host, port=port, log_level=log_level)
+
+
+def _device(choice: str) -> str:
+    if choice != "auto":
+        return choice
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def run_server(model_dir: Path, config, scorer_config, *, host: str, port: int, log_level: str = "info") -> None:
+    """Build the app over ``model_dir`` and serve it with uvicorn in this thread (the model loads meanwhile)."""
+    import uvicorn
+
+    from prm.rewards.server import RewardEngine, create_app
+    from prm.scoring import load_prm
+
+    engine = RewardEngine(lambda: load_prm(model_dir, scorer_config), config)
+    app = create_app(engine, model_name=str(model_dir))
+    click.echo(f"prm-reward: serving {model_dir} on http://{host}:{port} (GET /ready answers 200 once loaded)",
+               err=True)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=10)
+
+
+if __name__ == "__main__":
+    main()

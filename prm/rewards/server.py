@@ -1,0 +1,475 @@
+"""The reward server: a PRM folder behind HTTP, with dynamic batching, for RL frameworks on other machines.
+
+Endpoints (all JSON; request-level problems are a 4xx with a ``detail`` message, never a 5xx):
+
+* ``POST /get_reward``: OpenRLHF's remote reward protocol (``--remote_rm_url http://host:port/get_reward``).
+  Request ``{"query": [prompt + response, ...], "prompts": [...], "labels": [gold, ...]}``; response
+  ``{"rewards": [...], "scores": [...], "extra_logs": {name: [...]}}``, one entry per query. OpenRLHF's
+  ``GenerationRequestExecutor`` sends one sample per request (``get_rewards([query], [prompt], [label])``),
+  reads the first element of each list and drops the sample when the request fails, so every sample gets
+  a reward: one the server cannot score (a scoring error, more than ``max_steps`` steps) gets the reward of
+  a completion with no steps, and ``extra_logs["reward_error"]`` = 1 (the error is logged). The reply is
+  what :func:`prm.rewards.adapters.openrlhf.remote_payload` (the file-style ``reward_func``) computes: a
+  sample without a label has outcome 0 when the reward mixes the outcome in (logged as a warning).
+* ``POST /score``: one scalar for verl's ``compute_score`` (``{"prompt", "completion", "ground_truth"}`` ->
+  ``{"score", "extras": {name: number}, "error"}``); a missing ground truth is a 422 when the reward mixes
+  the outcome in.
+* ``POST /steps``: per-step scores with ``[start, end)`` character spans into the completion as sent, for
+  dense-reward managers (same request -> ``{"reward", "n_steps", "steps": [{"start", "end", "score"}],
+  "extras", "error"}``).
+* ``GET /health`` (the process serves; batching counters) and ``GET /ready`` (200 once the model is
+  loaded, 503 while loading or after a failed load).
+
+Rewards are computed by :class:`prm.rewards.rewarder.Rewarder`, the code the TRL/verl/OpenRLHF adapters
+run, so the server and the adapters agree. Each sample runs in a thread of its own; its PRM forward passes
+go through one worker thread (:class:`~prm.rewards.batching.DynamicBatcher`), where concurrent samples
+share them, and the event loop stays free for parsing and health checks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
+
+from prm.rewards.adapters.messages import problem_text
+from prm.rewards.adapters.openrlhf import remote_payload
+from prm.rewards.batching import BatchingConfig, DynamicBatcher
+from prm.rewards.config import RewardConfig
+from prm.rewards.outcome import outcome_rewards
+from prm.rewards.rewarder import Rewarder, ScoredCompletion
+
+__all__ = ["RewardEngine", "SampleResult", "ServerConfig", "ServerThread", "create_app"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """What the server scores with and the bounds it enforces.
+
+    >>> ServerConfig(max_steps=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_steps=0 must be >= 1 (steps scored per completion)
+    """
+
+    reward: RewardConfig = field(default_factory=RewardConfig)  # shaping, outcome mix, PROF filter, pad texts
+    batching: BatchingConfig = field(default_factory=BatchingConfig)  # max_batch 64, max_wait_ms 10
+    # Request bodies above this get a 413. 1 MiB holds a 32k-token completion with its prompt (~130 kB of
+    # text) several times over, so only a broken or hostile client reaches it.
+    max_body_bytes: int = 1 << 20
+    # Samples per /get_reward request: OpenRLHF sends one; 256 leaves room for a client that sends a whole
+    # GRPO group (or a benchmark) while bounding the work one request can queue.
+    max_samples: int = 256
+    # Steps per completion the PRM is asked to score. A 4k-token PRM context holds at most ~1,000 steps of
+    # four tokens; a completion with more is degenerate (a policy padding steps) and gets the no-step reward
+    # without being tokenized.
+    max_steps: int = 1024
+
+    def __post_init__(self) -> None:
+        bounds = {"max_body_bytes": "bytes per request body", "max_samples": "samples per request",
+                  "max_steps": "steps scored per completion"}
+        for name, what in bounds.items():
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)} must be >= 1 ({what})")
+
+    @property
+    def needs_gold(self) -> bool:
+        """Whether a reward needs a gold answer (the outcome is mixed in or the PROF filter reads it)."""
+        return self.reward.outcome_weight > 0 or self.reward.prof_filter
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    """One completion's reward, the step scores it was shaped from, and why it was not scored (``error``)."""
+
+    scored: ScoredCompletion
+    error: str | None = None
+
+    @property
+    def reward(self) -> float:
+        return self.scored.reward
+
+    def extras(self) -> dict[str, float]:
+        """Numbers for a framework's logs: the shaped reward's parts, unread steps, a 0/1 error flag."""
+        return {**self.scored.shaped.extras(), "unread_steps": float(self.scored.steps.unread),
+                "reward_error": float(self.error is not None)}
+
+
+class ServiceUnavailable(Exception):
+    """The model failed to load, so nothing can be scored (HTTP 503)."""
+
+
+class _NoSteps:
+    """A scorer that reads no step: a :class:`Rewarder` over it gives the no-step reward (outcome still mixed
+    in), the defined reward of a completion the PRM could not score."""
+
+    def score_batch(self, items: Sequence[tuple[str, Sequence[str]]], batch_size: int | None = None) -> list[list]:
+        return [[] for _ in items]
+
+
+class _Batched:
+    """What one request's :class:`Rewarder` sees as its PRM: ``score_batch`` queues the items on the engine's
+    batcher (so concurrent requests share forward passes) and waits; a completion over ``max_steps`` is not
+    queued and gets no scores (the no-step reward), with the reason kept in :attr:`error`."""
+
+    def __init__(self, engine: RewardEngine) -> None:
+        self.engine, self.error = engine, None
+
+    def score_batch(self, items: Sequence[tuple[str, Sequence[str]]], batch_size: int | None = None) -> list[list]:
+        engine, cap = self.engine, self.engine.config.max_steps
+        futures = []
+        for problem, steps in items:
+            if len(steps) > cap:
+                self.error = (f"{len(steps)} steps is over this server's limit of {cap} per completion "
+                              "(--max-steps); given the reward of a completion with no steps")
+                logger.warning("unscored completion: %s", self.error)
+            futures.append(engine.batcher.submit((problem, list(steps))) if 0 < len(steps) <= cap else None)
+        rows = []
+        for future in futures:
+            try:
+                row = [] if future is None else future.result()
+            except Exception as err:
+                if engine.batcher.error is not None:
+                    raise ServiceUnavailable(f"the PRM failed to load: {engine.batcher.error}") from err
+                raise
+            if not all(math.isfinite(x) for x in row):
+                raise ValueError(f"the PRM returned non-finite step scores {row[:8]}")
+            rows.append(row)
+        return rows
+
+    def encode(self, problem: str, steps: Sequence[str]) -> Any:
+        """The real scorer's ``encode`` (for a completion over the PRM's context), never during a batch."""
+        with self.engine.lock:
+            return self.engine.scorer.encode(problem, steps)
+
+
+class RewardEngine:
+    """A PRM loaded in the batcher's thread, and the rewards of completions computed by
+    :class:`~prm.rewards.rewarder.Rewarder` (the TRL/verl/OpenRLHF adapters' code) over it, batched.
+
+    ``load`` returns a scorer (:class:`prm.scoring.PRMScorer`, or anything with its ``score_batch`` and
+    ``encode``); the batcher calls it once, before the first batch, in its own thread. Each sample runs in
+    a request thread (segmenting, grading, shaping) and only its PRM forward passes go through the batcher.
+    """
+
+    def __init__(self, load: Callable[[], Any], config: ServerConfig | None = None) -> None:
+        self.config = config or ServerConfig()
+        self.scorer: Any = None
+        self.lock = threading.Lock()  # the scorer's tokenizer is not safe to use from two threads at once
+        self._load = load
+        self.batcher: DynamicBatcher[tuple[str, list[str]], list[float]] = DynamicBatcher(
+            self._score_batch, self.config.batching, setup=self._setup, name="prm-reward-batcher")
+        # Enough threads for every sample a full batch holds plus the next batch's, so the batcher is never
+        # starved by a small thread pool (asyncio's default has min(32, cpus + 4)).
+        self._threads = ThreadPoolExecutor(max_workers=4 * self.config.batching.max_batch,
+                                           thread_name_prefix="prm-reward-sample")
+
+    def _setup(self) -> None:
+        started = time.perf_counter()
+        self.scorer = self._load()
+        logger.info("PRM loaded in %.1f s", time.perf_counter() - started)
+        if self.config.needs_gold:
+            # A fraction is not a plain number, so this starts Math-Verify's worker pool now (seconds under
+            # load) instead of in the first request that needs it, which would wait past a client's timeout.
+            outcome_rewards(["Answer: \\frac{1}{2}"], ["0.5"])
+
+    def _score_batch(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
+        # The scorer's own batch_size (ScorerConfig.batch_size, the CLI's --forward-batch) splits a gathered
+        # batch into forward passes: on a GPU one pass takes the whole batch; on a CPU, where a pass costs
+        # about the same per item at any size, small passes keep activations in cache.
+        with self.lock:
+            return self.scorer.score_batch(items)
+
+    def start(self) -> RewardEngine:
+        self.batcher.start()
+        return self
+
+    def stop(self) -> None:
+        self.batcher.stop()
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+    async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self.batcher.error is not None:
+            raise ServiceUnavailable(f"the PRM failed to load: {self.batcher.error}")
+        return await asyncio.get_running_loop().run_in_executor(self._threads, fn, *args)
+
+    async def evaluate(self, problem: str, completion: str, gold: str | None) -> SampleResult:
+        """The reward of ``completion`` answering ``problem``; never raises on bad text or a scoring error."""
+        return await self._in_thread(self._evaluate, problem, completion, gold)
+
+    async def openrlhf(self, query: str, prompt: str, label: Any) -> dict[str, Any]:
+        """OpenRLHF's reply for one sample, by :func:`~prm.rewards.adapters.openrlhf.remote_payload` (what its
+        file-style ``reward_func`` returns), with ``extra_logs["reward_error"]`` added."""
+        return await self._in_thread(self._openrlhf, query, prompt, label)
+
+    def _evaluate(self, problem: str, completion: str, gold: str | None) -> SampleResult:
+        batched = _Batched(self)
+        try:
+            scored = Rewarder(batched, self.config.reward).score([problem], [completion], [gold])[0]
+            if math.isfinite(scored.reward):
+                return SampleResult(scored, batched.error)
+            raise ValueError(f"the shaped reward is {scored.reward}")  # JSON cannot carry it
+        except ServiceUnavailable:
+            raise
+        except Exception as err:
+            error = self._failed(err, completion)
+        return SampleResult(Rewarder(_NoSteps(), self.config.reward).score([problem], [completion], [gold])[0], error)
+
+    def _openrlhf(self, query: str, prompt: str, label: Any) -> dict[str, Any]:
+        batched = _Batched(self)
+        try:
+            payload = remote_payload(Rewarder(batched, self.config.reward), [query], [prompt], [label])
+            if not all(math.isfinite(x) for x in payload["rewards"]):
+                raise ValueError(f"the shaped reward is {payload['rewards']}")
+            error = batched.error
+        except ServiceUnavailable:
+            raise
+        except Exception as err:
+            error = self._failed(err, query)
+            payload = remote_payload(Rewarder(_NoSteps(), self.config.reward), [query], [prompt], [label])
+        payload["extra_logs"]["reward_error"] = [float(error is not None)]
+        return payload
+
+    @staticmethod
+    def _failed(err: Exception, text: str) -> str:
+        logger.error("scoring a completion of %d characters failed; it gets the no-step reward", len(text),
+                     exc_info=err)
+        return f"scoring failed ({type(err).__name__}: {str(err)[:200]}); given the no-step reward"
+
+
+# ---- HTTP schemas ---------------------------------------------------------------------------------------
+Label = str | int | float | None  # a gold answer; OpenRLHF passes the dataset's --label_key column as is
+
+
+class _Strict(BaseModel):
+    # strict: a number where text belongs is an error, not silently str()-ed; unknown fields are ignored,
+    # since OpenRLHF forks add their own (datasources, metadata) to the same request.
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+
+class OpenRLHFRequest(_Strict):
+    query: list[str]  # prompt + response, decoded as OpenRLHF's rollout did (special tokens kept)
+    prompts: list[str] | None = None  # the prompt of each query; without them the whole query is the completion
+    labels: list[Label] | None = None  # gold answers (OpenRLHF's --label_key); "" or null means none
+
+
+class SampleRequest(_Strict):
+    prompt: str  # the problem the PRM is conditioned on (problem_text: a plain prompt's suffix is cut)
+    completion: str  # the model's response only
+    ground_truth: Label = None  # the gold answer; required when the server mixes in the outcome
+
+
+def _gold(label: Label) -> str | None:
+    text = "" if label is None else str(label).strip()
+    return text or None
+
+
+def _error(status: int, detail: str) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status_code=status)
+
+
+def _describe(exc: RequestValidationError) -> tuple[int, str]:
+    """A 400 for a body that is not JSON, else a 422 naming each bad field."""
+    problems = []
+    for err in exc.errors():
+        if err.get("type") == "json_invalid":
+            where = err.get("ctx", {}).get("error", "")
+            return 400, f"the request body is not valid JSON ({where}); send a JSON object"
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+        got = err.get("input")
+        if loc == "body" and isinstance(got, bytes | str):  # FastAPI hands over raw bytes it did not read as JSON
+            return 400, "the request body is not JSON; send a JSON object with Content-Type: application/json"
+        kind = "missing" if err.get("type") == "missing" else f"got {type(got).__name__}"
+        problems.append(f"{loc}: {err.get('msg', 'invalid')} ({kind})")
+    return 422, "invalid request: " + "; ".join(problems[:8]) + (" ..." if len(problems) > 8 else "")
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``max_bytes`` gets a 413 before any endpoint reads it.
+
+    A declared ``Content-Length`` is checked first; a chunked body is counted as it arrives.
+    """
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            return await self._reject(scope, receive, send, int(declared))
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                return await self._reject(scope, receive, send, size)
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body, replayed = b"".join(chunks), False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return await self.app(scope, replay, send)
+
+    async def _reject(self, scope: dict, receive: Callable, send: Callable, size: int) -> None:
+        detail = (f"request body of {size}+ bytes is over this server's limit of {self.max_bytes} bytes "
+                  "(--max-body-bytes); send fewer or shorter samples per request")
+        await _error(413, detail)(scope, receive, send)
+
+
+# ---- the app ---------------------------------------------------------------------------------------------
+def create_app(engine: RewardEngine, *, model_name: str = "") -> FastAPI:
+    """The FastAPI app over ``engine``; its lifespan starts the engine (the model loads in the background)."""
+    from contextlib import asynccontextmanager
+
+    config = engine.config
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI):
+        engine.start()
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(engine.stop)
+
+    app = FastAPI(title="prm-reward", lifespan=lifespan,
+                  description="Process-reward-model rewards for RL: OpenRLHF, verl, and per-step scores.")
+    app.state.engine = engine
+    app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(*_describe(exc))
+
+    @app.exception_handler(ServiceUnavailable)
+    async def _unavailable(_: Request, exc: ServiceUnavailable) -> JSONResponse:
+        return _error(503, f"{exc}; check the server log and restart it with a loadable --model")
+
+    def need_gold(gold: str | None) -> JSONResponse | None:
+        if gold is None and config.needs_gold:
+            mix = f"outcome_weight={config.reward.outcome_weight}, prof_filter={config.reward.prof_filter}"
+            return _error(422, f"ground_truth is missing or empty, but this server mixes the outcome reward in "
+                               f"({mix}); send the gold answer, or restart the server with --outcome-weight 0 for "
+                               "PRM-only rewards")
+        return None
+
+    @app.get("/health")
+    async def health() -> dict:
+        return {"status": "ok", "ready": engine.batcher.ready, "batching": engine.batcher.stats.as_dict()}
+
+    @app.get("/ready")
+    async def ready() -> JSONResponse:
+        if engine.batcher.ready:
+            return JSONResponse({"ready": True, "model": model_name})
+        if engine.batcher.error is not None:
+            return _error(503, f"the PRM failed to load: {engine.batcher.error}")
+        return _error(503, "the PRM is loading; poll /ready until it answers 200")
+
+    @app.post("/get_reward")
+    async def get_reward(req: OpenRLHFRequest) -> JSONResponse:
+        n = len(req.query)
+        if n > config.max_samples:
+            return _error(413, f"{n} queries in one request is over this server's limit of {config.max_samples} "
+                               "(--max-samples); split them over several requests")
+        for name in ("prompts", "labels"):
+            got = getattr(req, name)
+            if got is not None and len(got) != n:
+                return _error(422, f"{name} has {len(got)} entries for {n} queries; send one per query")
+        prompts = req.prompts if req.prompts is not None else [""] * n
+        labels = req.labels if req.labels is not None else [None] * n
+        # One sample per call (OpenRLHF sends one per request anyway), so a sample that cannot be scored
+        # gets its own defined reward without taking its request-mates down with it.
+        parts = await asyncio.gather(*(engine.openrlhf(q, p, label)
+                                       for q, p, label in zip(req.query, prompts, labels, strict=True)))
+        keys = list(parts[0]["extra_logs"]) if parts else []
+        return JSONResponse({"rewards": [x for p in parts for x in p["rewards"]],
+                             "scores": [x for p in parts for x in p["scores"]],
+                             "extra_logs": {k: [x for p in parts for x in p["extra_logs"][k]] for k in keys}})
+
+    @app.post("/score")
+    async def score(req: SampleRequest) -> JSONResponse:
+        gold = _gold(req.ground_truth)
+        if (bad := need_gold(gold)) is not None:
+            return bad
+        r = await engine.evaluate(problem_text(req.prompt), req.completion, gold)
+        return JSONResponse({"score": r.reward, "extras": r.extras(), "error": r.error})
+
+    @app.post("/steps")
+    async def steps(req: SampleRequest) -> JSONResponse:
+        gold = _gold(req.ground_truth)
+        if (bad := need_gold(gold)) is not None:
+            return bad
+        r = await engine.evaluate(problem_text(req.prompt), req.completion, gold)
+        steps = r.scored.steps
+        scored = len(steps.scores) == len(steps.spans)  # else the completion was not scored (see "error")
+        rows = [{"start": a, "end": b, "score": x} for (a, b), x in zip(steps.spans, steps.scores, strict=True)]
+        return JSONResponse({"reward": r.reward, "n_steps": len(steps.spans), "steps": rows if scored else [],
+                             "extras": r.extras(), "error": r.error})
+
+    return app
+
+
+# ---- serving ---------------------------------------------------------------------------------------------
+class ServerThread:
+    """uvicorn serving ``app`` in a daemon thread on a socket bound here (port 0 picks a free one).
+
+    For tests and benchmarks; the CLI runs uvicorn in the main thread.
+    """
+
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning") -> None:
+        import uvicorn
+
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, port))
+        self.host, self.port = host, self.sock.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> ServerThread:
+        self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"uvicorn did not start on {self.url} within {timeout} s; see its log above")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout)
+        self.sock.close()
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

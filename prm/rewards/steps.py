@@ -1,0 +1,132 @@
+"""Per-step PRM rewards of a completion, with each step's character span in the completion.
+
+Steps come from :func:`prm.format.segment` (the one owner of step boundaries) and scores from the PRM's
+``score_batch``; the spans index the completion exactly as the caller passed it, so a framework can put each
+step's score on its own tokens (e.g. at the token holding the span's last character).
+
+Two cases get a defined result instead of an error:
+
+* padding: special-token texts (``<pad>``, ``<|im_end|>``, ... see ``RewardConfig.pad_texts``) and
+  whitespace at either end are cut off before segmenting, so they are never a step;
+* a completion too long for the PRM's context: the longest prefix of steps that fits is scored and every
+  later step gets :data:`~prm.rewards.constants.NO_STEP_SCORE` (``unread`` counts them): steps the PRM cannot
+  read earn no credit, so writing past its context never pays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prm.format import ContextOverflowError, segment
+from prm.rewards.constants import NO_STEP_SCORE, PAD_TEXTS
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class StepRewards:
+    """P(good) of every step of one completion, the step texts and their ``[start, end)`` spans in it."""
+
+    scores: list[float]
+    spans: list[Span]
+    steps: list[str]
+    unread: int = 0  # trailing steps past the PRM's context, scored NO_STEP_SCORE
+
+
+def strip_padding(text: str, pad_texts: Sequence[str] = PAD_TEXTS) -> Span:
+    """The ``[start, end)`` window of ``text`` left after cutting pad texts and whitespace off both ends.
+
+    >>> text = "<pad>1+1 = 2\\nAnswer: 2<|im_end|>\\n<pad><pad>"
+    >>> start, end = strip_padding(text)
+    >>> text[start:end]
+    '1+1 = 2\\nAnswer: 2'
+    """
+    pads = sorted((p for p in pad_texts if p), key=len, reverse=True)
+    start, end = 0, len(text)
+    changed = True
+    while changed and start < end:
+        changed = False
+        window = text[start:end]
+        stripped = window.rstrip()
+        for pad in pads:
+            if stripped.endswith(pad):
+                stripped = stripped[: -len(pad)]
+                break
+        if len(stripped) < len(window):
+            end, changed = start + len(stripped), True
+    changed = True
+    while changed and start < end:
+        changed = False
+        window = text[start:end]
+        stripped = window.lstrip()
+        for pad in pads:
+            if stripped.startswith(pad):
+                stripped = stripped[len(pad):]
+                break
+        if len(stripped) < len(window):
+            start, changed = end - len(stripped), True
+    return start, end
+
+
+def _segment(completion: str, pad_texts: Sequence[str]) -> tuple[list[str], list[Span]]:
+    start, end = strip_padding(completion, pad_texts)
+    seg = segment(completion[start:end])
+    return list(seg.steps), [(s + start, e + start) for s, e in seg.spans]
+
+
+def _fitting_prefix(scorer: Any, problem: str, steps: list[str]) -> int:
+    """How many leading steps fit the PRM's context (binary search over ``scorer.encode``)."""
+    lo, hi = 0, len(steps)  # invariant: steps[:lo] fits, steps[:hi + 1] does not (or hi = len)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        try:
+            scorer.encode(problem, steps[:mid])
+            lo = mid
+        except ContextOverflowError:
+            hi = mid - 1
+    return lo
+
+
+def step_rewards_batch(scorer: Any, items: Sequence[tuple[str, str]], pad_texts: Sequence[str] = PAD_TEXTS,
+                       batch_size: int | None = None) -> list[StepRewards]:
+    """:func:`step_rewards` of many ``(prompt, completion)`` pairs, scored in padded batches.
+
+    ``scorer`` is a :class:`prm.scoring.PRMScorer` (or anything with its ``score_batch``; ``encode`` is used
+    only when a completion overflows the context).
+
+    >>> class Half:  # stands in for a PRMScorer: every step scores 0.5
+    ...     def score_batch(self, items, batch_size=None):
+    ...         return [[0.5] * len(steps) for _, steps in items]
+    >>> [r.scores for r in step_rewards_batch(Half(), [("q", "1+1 = 2\\nAnswer: 2"), ("q", "<pad>")])]
+    [[0.5], []]
+    """
+    segmented = [_segment(completion, pad_texts) for _, completion in items]
+    problems = [problem for problem, _ in items]
+    to_score = [(p, steps) for p, (steps, _) in zip(problems, segmented, strict=True)]
+    unread = [0] * len(items)
+    try:
+        scores = scorer.score_batch(to_score, batch_size=batch_size)
+    except ContextOverflowError:
+        for i, (problem, steps) in enumerate(to_score):
+            fits = _fitting_prefix(scorer, problem, steps)
+            unread[i] = len(steps) - fits
+            to_score[i] = (problem, steps[:fits])
+        scores = scorer.score_batch(to_score, batch_size=batch_size)
+    return [StepRewards([float(x) for x in row] + [NO_STEP_SCORE] * n_unread, spans, steps, n_unread)
+            for row, (steps, spans), n_unread in zip(scores, segmented, unread, strict=True)]
+
+
+def step_rewards(scorer: Any, prompt: str, completion: str, pad_texts: Sequence[str] = PAD_TEXTS) -> StepRewards:
+    """P(good) of each step of ``completion`` answering ``prompt`` (the problem text the PRM is conditioned
+    on), with the steps' spans in ``completion``; empty lists when it has no steps.
+
+    >>> class Half:
+    ...     def score_batch(self, items, batch_size=None):
+    ...         return [[0.5] * len(steps) for _, steps in items]
+    >>> r = step_rewards(Half(), "1+1", "<s>1+1 = 2\\n2*3 = 6\\nAnswer: 6</s>")
+    >>> r.scores, r.spans, r.steps
+    ([0.5, 0.5], [(3, 10), (11, 18)], ['1+1 = 2', '2*3 = 6'])
+    """
+    return step_rewards_batch(scorer, [(prompt, completion)], pad_texts, batch_size=1)[0]

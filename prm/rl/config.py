@@ -1,0 +1,122 @@
+"""One RL comparison: the arms (each a reward definition) and everything they share."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from types import MappingProxyType
+
+from prm.rewards import RewardConfig
+from prm.rl.constants import GENERATIONS, OUTCOME, PRM_MIN, PRM_MIN_PROF, PRM_SUM
+from prm.tasks.arithmetic import MAX_OPS, OPERATORS, STYLES
+
+# The reward of each arm. Outcome-only still scores the PRM (weight 0), so its logs carry the same PRM
+# statistics (min step score, steps) as the PRM arms and the curves compare like for like.
+ARMS: MappingProxyType[str, RewardConfig] = MappingProxyType({
+    OUTCOME: RewardConfig(shaping="min", outcome_weight=1.0),
+    PRM_MIN: RewardConfig(shaping="min", outcome_weight=0.5),
+    PRM_SUM: RewardConfig(shaping="sum", outcome_weight=0.5),
+    PRM_MIN_PROF: RewardConfig(shaping="min", outcome_weight=0.5, prof_filter=True),
+})
+
+
+@dataclass(frozen=True)
+class RLRunConfig:
+    """What every arm of :func:`prm.rl.compare_arms` shares; :func:`prm.rl.run_grpo` reads nothing else.
+
+    >>> RLRunConfig(batch_size=12, num_generations=8)
+    Traceback (most recent call last):
+    ...
+    ValueError: batch_size=12 must be a multiple of num_generations=8: GRPO scores each prompt's ...
+    >>> RLRunConfig(arms=("outcome", "prm_mean"))
+    Traceback (most recent call last):
+    ...
+    ValueError: arms ('prm_mean',) are unknown; choose from ('outcome', 'prm_min', 'prm_sum', 'prm_min_prof')
+    """
+
+    arms: tuple[str, ...] = (OUTCOME, PRM_MIN, PRM_SUM)  # the issue's three; PRM_MIN_PROF is the optional fourth
+    steps: int = 100  # optimizer steps per arm: the same budget for every arm, never wall-clock time
+    # --- training problems: longer than the policy's 1-8 operations, plus in-range anchors ---
+    train_ops: tuple[int, ...] = (9, 10)  # the target: chains longer than any the policy was trained on
+    # In-range problems the policy solves often enough that early GRPO groups hold both right and wrong
+    # answers; a group that is all wrong has zero advantage and teaches nothing.
+    anchor_ops: tuple[int, ...] = (6, 7, 8)
+    anchor_share: float = 0.3  # share of training problems drawn from anchor_ops
+    operators: str = "+-"  # the policy's task (prm.policy.PolicyTrainConfig): running totals of +/-
+    max_value: int = 9  # single-digit operands, as the policy was trained on
+    style: str = "word"  # word problems, one `a op b = c` step per line
+    # --- GRPO ---
+    num_generations: int = 8  # completions per prompt (the group GRPO normalises advantages within)
+    batch_size: int = 32  # completions per optimizer step (4 prompts x 8): ~3 s a step on one CPU thread
+    learning_rate: float = 1e-4  # 20x below the policy's SFT rate: RL nudges a trained policy
+    beta: float = 0.0  # KL to the reference; 0 (TRL's default, after DAPO) skips loading a reference model
+    # 10 word-problem steps plus the answer line are ~110 characters; 200 leaves room to write more steps
+    # (the summed reward's hack) without letting a looping sample run long.
+    max_completion_length: int = 200
+    temperature: float = 1.0  # the policy's own sampling temperature (its card is measured at 1.0)
+    seed: int = 0  # seeds data, model init of the run, sampling and the held-out problems
+    # CPU threads: one keeps runs reproducible and stops two torch processes oversubscribing a 2-core box
+    # (as PolicyTrainConfig.torch_threads). Ignored on CUDA.
+    torch_threads: int = 1
+    generation: str = "auto"  # "auto" (vLLM on CUDA where it imports), "transformers" or "vllm"
+    # --- held-out evaluation (prm.policy.evaluate), before and after ---
+    eval_ops: tuple[int, ...] = (8, 9, 10)  # difficulties evaluated; the pooled row is the headline
+    eval_problems: int = 32  # per difficulty, never trained on
+    eval_samples: int = 4  # samples per problem at eval_temperature
+    eval_temperature: float = 1.0  # as the policy card and the training samples
+    logging_steps: int = 1  # every step: the reward curve is the point
+    save_policy: bool = True  # keep each arm's trained policy under <out>/<arm>/policy
+
+    def __post_init__(self) -> None:
+        for f in fields(self):  # 1 and 1.0 are one config
+            if f.type in (float, "float"):
+                object.__setattr__(self, f.name, float(getattr(self, f.name)))
+        for name in ("arms", "train_ops", "anchor_ops", "eval_ops"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))  # lists from YAML/JSON/Dagster
+        unknown = tuple(a for a in self.arms if a not in ARMS)
+        if unknown or not self.arms:
+            raise ValueError(f"arms {unknown} are unknown; choose from {tuple(ARMS)}")
+        if len(set(self.arms)) != len(self.arms):
+            raise ValueError(f"arms={self.arms} repeats an arm; each arm runs once")
+        for name in ("steps", "num_generations", "batch_size", "max_completion_length", "torch_threads",
+                     "eval_problems", "eval_samples", "logging_steps"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
+        if self.num_generations < 2:
+            raise ValueError(f"num_generations={self.num_generations} must be >= 2: GRPO's advantage is a "
+                             "completion's reward relative to its group, and a group of one has none")
+        if self.batch_size % self.num_generations:
+            raise ValueError(f"batch_size={self.batch_size} must be a multiple of num_generations="
+                             f"{self.num_generations}: GRPO scores each prompt's {self.num_generations} "
+                             "completions together, so a batch holds whole groups")
+        for name in ("train_ops", "anchor_ops", "eval_ops"):
+            ops = getattr(self, name)
+            if any(not 1 <= n <= MAX_OPS for n in ops):
+                raise ValueError(f"{name}={ops} must hold operation counts in 1..{MAX_OPS}")
+        if not self.train_ops or not self.eval_ops:
+            raise ValueError("train_ops and eval_ops need at least one difficulty each")
+        if not 0.0 <= self.anchor_share < 1.0 or (self.anchor_share > 0 and not self.anchor_ops):
+            raise ValueError(f"anchor_share={self.anchor_share} must be in [0, 1) and needs anchor_ops when > 0")
+        if not self.operators or set(self.operators) - set(OPERATORS):
+            raise ValueError(f"operators={self.operators!r} must be a non-empty subset of {OPERATORS!r}")
+        if self.style not in STYLES:
+            raise ValueError(f"style={self.style!r} must be one of {STYLES}")
+        if self.temperature <= 0 or self.eval_temperature < 0:
+            raise ValueError("temperature must be > 0 (GRPO needs varied samples); eval_temperature >= 0 (0: greedy)")
+        if self.beta < 0:
+            raise ValueError(f"beta={self.beta} is a KL coefficient and must be >= 0")
+        if self.generation not in GENERATIONS:
+            raise ValueError(f"generation={self.generation!r} must be one of {GENERATIONS}")
+
+    @property
+    def prompts_per_step(self) -> int:
+        """Distinct problems per optimizer step.
+
+        >>> RLRunConfig(batch_size=32, num_generations=8).prompts_per_step
+        4
+        """
+        return self.batch_size // self.num_generations
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields (tuples become lists)."""
+        return json.loads(json.dumps(asdict(self)))

@@ -1,0 +1,41 @@
+"""Fixed numbers and names of the RL runs, each with its reason."""
+
+from __future__ import annotations
+
+# The arms of the comparison. Every arm shares the policy, data, seed, optimizer and budget; only the reward
+# differs (prm.rl.config.ARMS maps each name to its RewardConfig).
+OUTCOME = "outcome"  # Math-Verify outcome only: the verifiable-reward baseline (DeepSeek-R1 style)
+PRM_MIN = "prm_min"  # PRM min-form + outcome: PURE's safe credit assignment
+PRM_SUM = "prm_sum"  # PRM summed + outcome: the naive form PURE reports hacked (more steps, more reward)
+PRM_MIN_PROF = "prm_min_prof"  # PRM min-form + outcome, PROF-filtered (Ye et al. 2025): optional fourth arm
+
+# Sampling knobs of the policy's own evaluation (prm.policy.evaluate): top_k=0 and top_p=1 sample the full
+# distribution there, so GRPO samples the same way and "before" accuracy is measured on the training policy.
+TOP_K = 0
+TOP_P = 1.0
+
+# vLLM colocated with training on one GPU: the ~1M-parameter policy needs little KV cache, so a small share
+# leaves the rest of the card to the trainer and the PRM (TRL's default 0.3 is sized for 7B models).
+VLLM_GPU_SHARE = 0.2
+
+# Generation back ends (RLRunConfig.generation): "auto" picks vLLM on CUDA where it imports, else transformers.
+GENERATIONS = ("auto", "transformers", "vllm")
+
+# TRL log keys read into the reward curve (trl/trainer/grpo_trainer.py, _generate_and_score_completions):
+# the mean total reward, its std within the batch, mean completion length in tokens (= characters for the
+# char-level policy) and the share cut off by max_completion_length.
+TRL_REWARD = "reward"
+TRL_REWARD_STD = "reward_std"
+TRL_LENGTH = "completions/mean_length"
+TRL_CLIPPED = "completions/clipped_ratio"
+TRL_KL = "kl"
+TRL_ENTROPY = "entropy"
+# Keys the reward adapter logs per batch as "<reward name>/<key>" (prm.rewards.ShapedReward.extras).
+ADAPTER_KEYS = ("outcome_reward", "process_reward", "min_step_score", "n_steps")
+
+# Files written under an arm's folder and the comparison's folder.
+RESULT_FILE = "result.json"
+POLICY_SUBDIR = "policy"
+TABLE_FILE = "comparison.md"
+SUMMARY_FILE = "comparison.json"
+PLOT_FILE = "rl_arms.png"

@@ -1,0 +1,324 @@
+"""One arm of the RL comparison: TRL GRPO on the warm-started policy, with held-out numbers before and after.
+
+The run is the same for every arm (policy, problems, seed, optimizer, budget, generation settings); only the
+reward function differs (:data:`prm.rl.config.ARMS`). On CPU TRL generates with transformers; on CUDA it
+trains in bf16 and, where vLLM imports, generates with vLLM colocated on the training GPU. The entry point
+also runs under ``accelerate launch`` (see ``python -m prm.rl --help``); TRL then splits each batch over
+the processes, every process evaluates the same held-out problems, and only the main one writes files.
+
+TRL is imported when a run starts, not with the package: a Dagster code location that imports this module
+does not pay TRL's import time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from prm.policy.evaluate import EvalTable, default_device, sample_solutions, score_samples
+from prm.rewards import RewardConfig, Rewarder, load_rewarder
+from prm.rl.config import ARMS, RLRunConfig
+from prm.rl.constants import (
+    ADAPTER_KEYS,
+    POLICY_SUBDIR,
+    RESULT_FILE,
+    TOP_K,
+    TOP_P,
+    TRL_CLIPPED,
+    TRL_ENTROPY,
+    TRL_KL,
+    TRL_LENGTH,
+    TRL_REWARD,
+    TRL_REWARD_STD,
+    VLLM_GPU_SHARE,
+)
+from prm.rl.data import dataset_rows, eval_problems, train_problems
+from prm.tasks.arithmetic import ArithmeticProblem
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One completion GRPO scored: the problem, what the policy wrote, and the reward it got."""
+
+    question: str
+    completion: str
+    reward: float
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """The policy on the held-out problems: the per-difficulty table plus the hacking signals."""
+
+    table: EvalTable  # answer accuracy, per-step error, mixed share, mean steps per difficulty (n_ops=0 pooled)
+    mean_chars: float  # mean completion length in characters
+    mean_min_step_score: float  # the PRM's lowest step score, averaged: it rises when steps look better to the PRM
+
+    @property
+    def accuracy(self) -> float:
+        return self.table.row(0).answer_accuracy
+
+    @property
+    def step_error(self) -> float:
+        return self.table.row(0).step_error_rate
+
+    @property
+    def mean_steps(self) -> float:
+        return self.table.row(0).mean_steps
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One logged GRPO step (TRL's log history); None where TRL logged nothing or a non-finite value."""
+
+    step: int
+    reward: float | None  # mean reward of the arm's reward function over the step's completions
+    reward_std: float | None
+    outcome_reward: float | None  # share of the step's completions with the right answer
+    process_reward: float | None  # the arm's shaped PRM reward (min, or sum for prm_sum)
+    min_step_score: float | None  # the PRM's lowest step score: the same statistic in every arm
+    n_steps: float | None  # steps per completion
+    completion_length: float | None  # tokens per completion (characters for the char-level policy)
+    clipped_ratio: float | None  # share cut off by max_completion_length
+    kl: float | None
+    entropy: float | None
+
+
+@dataclass(frozen=True)
+class ArmResult:
+    """What one arm did: held-out numbers before and after, the reward curve, and sample batches."""
+
+    arm: str
+    reward: RewardConfig
+    steps: int  # optimizer steps taken
+    before: HeldOut
+    after: HeldOut
+    curve: tuple[CurvePoint, ...]
+    first_batch: tuple[Sample, ...]  # the first generation batch: the same completions in every arm
+    last_batch: tuple[Sample, ...]  # the last: where hacking shows
+    train_s: float  # seconds in trainer.train()
+    wall_s: float  # seconds for the whole arm (loading, evaluations, training)
+    policy_dir: Path | None  # the trained policy, when saved
+
+    def summary(self) -> dict[str, Any]:
+        """One flat row of the comparison table (``*_before`` / ``*_after`` pairs, pooled over eval_ops)."""
+        rewards = [p.reward for p in self.curve if p.reward is not None]
+        return {
+            "arm": self.arm, "steps": self.steps,
+            "acc_before": self.before.accuracy, "acc_after": self.after.accuracy,
+            "step_err_before": self.before.step_error, "step_err_after": self.after.step_error,
+            "steps_before": self.before.mean_steps, "steps_after": self.after.mean_steps,
+            "chars_before": self.before.mean_chars, "chars_after": self.after.mean_chars,
+            "prm_min_before": self.before.mean_min_step_score, "prm_min_after": self.after.mean_min_step_score,
+            "reward_first": window_mean(rewards, last=False), "reward_last": window_mean(rewards, last=True),
+            "train_s": round(self.train_s, 1), "wall_s": round(self.wall_s, 1),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``result.json``)."""
+        out = asdict(self)
+        out["policy_dir"] = str(self.policy_dir) if self.policy_dir else None
+        out["summary"] = self.summary()
+        return json.loads(json.dumps(out, default=str))
+
+
+def window_mean(values: Sequence[float], last: bool, share: float = 0.1) -> float | None:
+    """Mean of the first (or last) ``share`` of ``values``, at least one value: a noisy curve's start and end.
+
+    >>> window_mean([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], last=True, share=0.2), window_mean([], last=False)
+    (8.5, None)
+    """
+    if not values:
+        return None
+    k = max(1, round(len(values) * share))
+    window = values[-k:] if last else values[:k]
+    return sum(window) / len(window)
+
+
+def _finite(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+
+def reward_curve(log_history: Iterable[Mapping[str, Any]], reward_name: str) -> tuple[CurvePoint, ...]:
+    """The per-step points of TRL's ``trainer.state.log_history`` for the reward function ``reward_name``.
+
+    >>> history = [{"step": 1, "reward": 0.5, "r/outcome_reward": 0.25, "completions/mean_length": 90.0},
+    ...            {"step": 1, "train_runtime": 3.0}]
+    >>> [(p.step, p.reward, p.outcome_reward, p.completion_length, p.kl) for p in reward_curve(history, "r")]
+    [(1, 0.5, 0.25, 90.0, None)]
+    """
+    points = []
+    for h in log_history:
+        if TRL_REWARD not in h:  # the end-of-training summary (train_runtime, ...) carries no reward
+            continue
+        extra = {key: _finite(h.get(f"{reward_name}/{key}")) for key in ADAPTER_KEYS}
+        points.append(CurvePoint(step=int(h["step"]), reward=_finite(h.get(TRL_REWARD)),
+                                 reward_std=_finite(h.get(TRL_REWARD_STD)),
+                                 completion_length=_finite(h.get(TRL_LENGTH)),
+                                 clipped_ratio=_finite(h.get(TRL_CLIPPED)), kl=_finite(h.get(TRL_KL)),
+                                 entropy=_finite(h.get(TRL_ENTROPY)), **extra))
+    return tuple(points)
+
+
+def evaluate_heldout(model: Any, tokenizer: Any, problems: Sequence[ArithmeticProblem], rewarder: Rewarder,
+                     config: RLRunConfig) -> HeldOut:
+    """Sample ``eval_samples`` completions per problem (as :func:`prm.policy.evaluate_model`) and measure
+    accuracy, per-step error and steps per difficulty, mean length, and the PRM's mean lowest step score."""
+    samples = sample_solutions(model, tokenizer, problems, config.eval_samples, config.eval_temperature, config.seed)
+    table = score_samples(problems, samples, config.eval_temperature)
+    questions = [p.question for p, texts in zip(problems, samples, strict=True) for _ in texts]
+    golds = [str(p.answer) for p, texts in zip(problems, samples, strict=True) for _ in texts]
+    texts = [t for texts in samples for t in texts]
+    scored = rewarder.score(questions, texts, golds)
+    return HeldOut(table=table, mean_chars=sum(map(len, texts)) / max(len(texts), 1),
+                   mean_min_step_score=sum(s.shaped.min_step_score for s in scored) / max(len(scored), 1))
+
+
+def arm_reward(arm: str, prm_dir: str | Path, tokenizer: Any) -> Callable[..., list[float]]:
+    """The GRPO reward function of ``arm``: prm.rewards' TRL adapter over :data:`ARMS` ``[arm]``, named after
+    the arm (TRL logs ``rewards/<arm>/mean``); EOS and pad mark a finished completion, anything else is
+    truncated and earns no outcome reward."""
+    from prm.rewards.adapters.trl import make_trl_reward
+
+    if arm not in ARMS:
+        raise ValueError(f"arm={arm!r} is unknown; choose from {tuple(ARMS)}")
+    return make_trl_reward(prm_dir, ARMS[arm], name=arm,
+                           eos_token_ids=[tokenizer.eos_token_id, tokenizer.pad_token_id])
+
+
+def _recording(reward: Callable[..., list[float]]) -> tuple[Callable[..., list[float]], list[tuple[Sample, ...]]]:
+    """``reward`` plus a list that holds the first and the latest batch it scored."""
+    batches: list[tuple[Sample, ...]] = []
+
+    def recorded(prompts: Sequence[Any], completions: Sequence[Any], completion_ids: Any = None,
+                 **kwargs: Any) -> list[float]:
+        rewards = reward(prompts=prompts, completions=completions, completion_ids=completion_ids, **kwargs)
+        questions = kwargs.get("question") or prompts
+        batch = tuple(Sample(str(q), str(c), float(r)) for q, c, r in zip(questions, completions, rewards, strict=True))
+        batches[min(len(batches), 1):] = [batch]
+        return rewards
+
+    recorded.__name__ = recorded.__qualname__ = reward.__name__
+    return recorded, batches
+
+
+def use_vllm(config: RLRunConfig, cuda: bool) -> bool:
+    """Whether TRL generates with vLLM: on CUDA only (TRL's vLLM path needs a GPU), where it imports.
+
+    >>> use_vllm(RLRunConfig(), cuda=False), use_vllm(RLRunConfig(generation="transformers"), cuda=True)
+    (False, False)
+    """
+    if config.generation == "transformers" or not cuda:
+        if config.generation == "vllm":
+            raise ValueError("generation='vllm' needs CUDA (TRL generates with vLLM on GPUs only); use 'auto' "
+                             "or 'transformers' on this machine")
+        return False
+    from trl.import_utils import is_vllm_available
+
+    if config.generation == "vllm" and not is_vllm_available():
+        raise ValueError("generation='vllm' but vllm does not import; install trl[vllm] or use 'transformers'")
+    return is_vllm_available()
+
+
+def grpo_args(config: RLRunConfig, output_dir: str | Path, *, cuda: bool, vllm: bool) -> Any:
+    """The ``GRPOConfig`` every arm trains with (the arm is not an argument: nothing here may differ)."""
+    from trl import GRPOConfig
+
+    backend: dict[str, Any] = {"use_cpu": not cuda, "bf16": cuda, "use_vllm": vllm}
+    if vllm:
+        backend |= {"vllm_mode": "colocate", "vllm_gpu_memory_utilization": VLLM_GPU_SHARE}
+    return GRPOConfig(
+        output_dir=str(output_dir), max_steps=config.steps, per_device_train_batch_size=config.batch_size,
+        gradient_accumulation_steps=1, num_generations=config.num_generations,
+        max_completion_length=config.max_completion_length, temperature=config.temperature, top_k=TOP_K,
+        top_p=TOP_P, learning_rate=config.learning_rate, lr_scheduler_type="constant", warmup_steps=0,
+        beta=config.beta, seed=config.seed, data_seed=config.seed, logging_steps=config.logging_steps,
+        save_strategy="no", report_to="none", disable_tqdm=True, dataloader_num_workers=0,
+        remove_unused_columns=False, **backend)
+
+
+def _progress_callback(progress: Progress | None, arm: str, steps: int) -> Any:
+    from transformers import TrainerCallback
+
+    every = max(1, steps // 10)
+
+    class Report(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+            if progress and logs and TRL_REWARD in logs and (state.global_step % every == 0 or state.global_step == 1):
+                progress(f"{arm}: step {state.global_step}/{steps} reward {logs[TRL_REWARD]:.3f} "
+                         f"length {logs.get(TRL_LENGTH, float('nan')):.0f}")
+
+    return Report()
+
+
+def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRunConfig, out_dir: str | Path, *,
+             before: HeldOut | None = None,
+             progress: Progress | None = None) -> ArmResult:
+    """Train the policy in ``policy_dir`` with GRPO under ``arm``'s reward for ``config.steps`` steps and
+    measure it on held-out problems before and after. Writes ``<out_dir>/result.json`` and, with
+    ``save_policy``, the trained policy under ``<out_dir>/policy``.
+
+    ``before``: the held-out numbers of the same policy under the same config, when already measured (every
+    arm starts from the same policy, so :func:`prm.rl.compare_arms` measures it once).
+
+    Example (needs a policy and a PRM folder)::
+
+        result = run_grpo(resolve_model("arith-policy"), "models/prm/model", "prm_min", RLRunConfig(steps=50),
+                          "models/rl/prm_min")
+        print(result.summary())
+    """
+    if arm not in ARMS:
+        raise ValueError(f"arm={arm!r} is unknown; choose from {tuple(ARMS)}")
+    if not (Path(prm_dir) / "config.json").is_file():
+        raise FileNotFoundError(f"no PRM at {prm_dir} (no config.json); pass a folder written by "
+                                "prm.training.train_prm, e.g. the prm_model asset's models/prm/model")
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOTrainer
+
+    start = time.perf_counter()
+    out = Path(out_dir)
+    cuda = torch.cuda.is_available()
+    threads = torch.get_num_threads()
+    if not cuda:
+        torch.set_num_threads(config.torch_threads)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(policy_dir))
+        model = AutoModelForCausalLM.from_pretrained(str(policy_dir)).to(default_device())
+        held = eval_problems(config)
+        rewarder = load_rewarder(prm_dir, RewardConfig())
+        if before is None:
+            before = evaluate_heldout(model, tokenizer, held, rewarder, config)
+        train = train_problems(config, exclude={p.problem_id for p in held})
+        reward, batches = _recording(arm_reward(arm, prm_dir, tokenizer))
+        trainer = GRPOTrainer(model=model, reward_funcs=[reward], processing_class=tokenizer,
+                              args=grpo_args(config, out / "trainer", cuda=cuda, vllm=use_vllm(config, cuda)),
+                              train_dataset=Dataset.from_list(dataset_rows(train, tokenizer)),
+                              callbacks=[_progress_callback(progress, arm, config.steps)])
+        t0 = time.perf_counter()
+        trainer.train()
+        train_s = time.perf_counter() - t0
+        after = evaluate_heldout(trainer.model, tokenizer, held, rewarder, config)
+        main = trainer.accelerator.is_main_process
+        policy = out / POLICY_SUBDIR if config.save_policy else None
+        if policy is not None and main:
+            trainer.save_model(str(policy))
+    finally:
+        torch.set_num_threads(threads)
+    result = ArmResult(arm=arm, reward=ARMS[arm], steps=trainer.state.global_step, before=before, after=after,
+                       curve=reward_curve(trainer.state.log_history, reward.__name__),
+                       first_batch=batches[0] if batches else (), last_batch=batches[-1] if batches else (),
+                       train_s=train_s, wall_s=time.perf_counter() - start, policy_dir=policy)
+    if main:
+        from prm.export.io import atomic_write_text
+
+        atomic_write_text(out / RESULT_FILE, json.dumps(result.to_dict(), indent=1, allow_nan=False))
+    return result

@@ -1,0 +1,186 @@
+"""The RL comparison: every arm under one config, its table, warehouse rows and plot.
+
+Figures use :class:`matplotlib.figure.Figure` on the Agg canvas, never ``pyplot`` (global state and a GUI
+backend are unsafe in Dagster's worker threads), and each file is written beside its target and renamed over
+it, so a reader never sees half a file (as :mod:`prm.evaluation.plots`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prm.export.io import atomic_write_text
+from prm.rl.config import RLRunConfig
+from prm.rl.constants import PLOT_FILE, SUMMARY_FILE, TABLE_FILE
+from prm.rl.grpo import ArmResult, HeldOut, Progress, run_grpo
+
+DPI = 120  # legible in a README, ~150 KB for the six panels
+# Held-out fields written per difficulty and pooled: prm.policy.EvalRow's rates and counts worth a curve.
+EVAL_FIELDS = ("answer_accuracy", "step_error_rate", "mean_steps", "mixed_share")
+# Curve fields written per step (prm.rl.grpo.CurvePoint), named train/<field> in the warehouse.
+CURVE_FIELDS = ("reward", "reward_std", "outcome_reward", "process_reward", "min_step_score", "n_steps",
+                "completion_length", "clipped_ratio", "kl", "entropy")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every arm's result plus where the table and the plot were written."""
+
+    config: RLRunConfig
+    results: tuple[ArmResult, ...]
+    markdown: str  # comparison_markdown(results)
+    plot: Path | None
+
+    def table(self) -> list[dict[str, Any]]:
+        """One summary row per arm (:meth:`prm.rl.grpo.ArmResult.summary`)."""
+        return [r.summary() for r in self.results]
+
+    def metric_rows(self) -> list[dict[str, Any]]:
+        """``rl_metrics`` rows of every arm (see :func:`metric_rows`)."""
+        return [row for r in self.results for row in metric_rows(r)]
+
+
+def _held_rows(arm: str, step: int, held: HeldOut) -> list[dict[str, Any]]:
+    rows = []
+    for r in held.table.rows:
+        suffix = "" if r.n_ops == 0 else f"/ops={r.n_ops}"
+        rows += [{"arm": arm, "step": step, "metric": f"eval/{name}{suffix}", "value": float(getattr(r, name))}
+                 for name in EVAL_FIELDS]
+    rows.append({"arm": arm, "step": step, "metric": "eval/mean_chars", "value": held.mean_chars})
+    rows.append({"arm": arm, "step": step, "metric": "eval/min_step_score", "value": held.mean_min_step_score})
+    return rows
+
+
+def metric_rows(result: ArmResult) -> list[dict[str, Any]]:
+    """Warehouse ``rl_metrics`` rows (arm, step, metric, value) of one arm: held-out ``eval/*`` at step 0
+    (before) and at the last step (after), ``train/*`` per logged step, ``run/*`` times at the last step.
+    Non-finite and missing values are left out (the warehouse refuses NaN)."""
+    rows = _held_rows(result.arm, 0, result.before) + _held_rows(result.arm, result.steps, result.after)
+    for point in result.curve:
+        rows += [{"arm": result.arm, "step": point.step, "metric": f"train/{name}", "value": getattr(point, name)}
+                 for name in CURVE_FIELDS if getattr(point, name) is not None]
+    rows += [{"arm": result.arm, "step": result.steps, "metric": "run/train_s", "value": result.train_s},
+             {"arm": result.arm, "step": result.steps, "metric": "run/wall_s", "value": result.wall_s}]
+    return rows
+
+
+def _pair(before: float | None, after: float | None, digits: int) -> str:
+    def cell(v: float | None) -> str:
+        return "-" if v is None else f"{v:.{digits}f}"
+
+    return f"{cell(before)} → {cell(after)}"
+
+
+def comparison_markdown(results: Sequence[ArmResult]) -> str:
+    """The comparison as a markdown table: held-out numbers (pooled over eval_ops) before → after, the
+    training reward at the start → end, and time.
+
+    Hacking reads off three columns: steps per completion and length rising while accuracy does not, and the
+    PRM's lowest step score rising with them."""
+    lines = ["| arm | steps | answer acc | step error | steps/completion | chars | PRM min step | "
+             "train reward | train s |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        s = r.summary()
+        lines.append(
+            f"| {r.arm} | {r.steps} | {_pair(s['acc_before'], s['acc_after'], 3)} | "
+            f"{_pair(s['step_err_before'], s['step_err_after'], 3)} | "
+            f"{_pair(s['steps_before'], s['steps_after'], 2)} | "
+            f"{_pair(s['chars_before'], s['chars_after'], 0)} | {_pair(s['prm_min_before'], s['prm_min_after'], 3)} | "
+            f"{_pair(s['reward_first'], s['reward_last'], 3)} | {s['train_s']:.0f} |")
+    return "\n".join(lines)
+
+
+def _smooth(values: list[float], window: int) -> list[float]:
+    out, total = [], 0.0
+    for i, v in enumerate(values):
+        total += v - (values[i - window] if i >= window else 0.0)
+        out.append(total / min(i + 1, window))
+    return out
+
+
+def plot_arms(results: Sequence[ArmResult], path: str | os.PathLike[str], *,
+              title: str = "GRPO arms: same policy, data and budget; only the reward differs") -> Path:
+    """Six panels: the training reward, answer accuracy on training batches, the PRM's lowest step score,
+    completion length and steps per completion against step (moving averages), and held-out accuracy before
+    and after per arm. Returns ``path``."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    if not results:
+        raise ValueError("plot_arms got no results; run at least one arm first")
+    fig = Figure(figsize=(13, 7.5))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(2, 3)
+    panels = [("reward", "reward (the arm's own scale)"), ("outcome_reward", "answer accuracy (train batches)"),
+              ("min_step_score", "PRM lowest step score"), ("completion_length", "completion length (tokens)"),
+              ("n_steps", "steps per completion")]
+    for ax, (name, label) in zip(axes.flat, panels, strict=False):
+        for r in results:
+            pts = [(p.step, getattr(p, name)) for p in r.curve if getattr(p, name) is not None]
+            if pts:
+                window = max(1, len(pts) // 20)
+                ax.plot([s for s, _ in pts], _smooth([v for _, v in pts], window), label=r.arm)
+        ax.set_xlabel("step")
+        ax.set_title(label, fontsize="medium")
+        ax.grid(alpha=0.3)
+    axes.flat[0].legend(fontsize="small")
+    bars = axes.flat[5]
+    xs = range(len(results))
+    bars.bar([x - 0.2 for x in xs], [r.before.accuracy for r in results], 0.4, label="before", color="0.7")
+    bars.bar([x + 0.2 for x in xs], [r.after.accuracy for r in results], 0.4, label="after")
+    bars.set_xticks(list(xs), [r.arm for r in results])
+    bars.set_ylim(0, 1)
+    bars.set_title("held-out answer accuracy", fontsize="medium")
+    bars.legend(fontsize="small")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}-", suffix=".png", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fig.savefig(fh, format="png", dpi=DPI)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def compare_arms(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig, out_dir: str | Path, *,
+                 progress: Progress | None = None, plot: bool = True) -> Comparison:
+    """Run every arm of ``config`` from the same policy with the same budget, then write
+    ``comparison.md``, ``comparison.json`` and (with ``plot``) ``rl_arms.png`` under ``out_dir``; each arm
+    writes its own folder ``<out_dir>/<arm>``. The starting policy is evaluated once and shared.
+
+    Example (needs a policy and a PRM folder)::
+
+        cmp = compare_arms(resolve_model("arith-policy"), "models/prm/model", RLRunConfig(), "models/rl")
+        print(cmp.markdown)
+    """
+    out = Path(out_dir)
+    results: list[ArmResult] = []
+    before: HeldOut | None = None
+    for arm in config.arms:
+        if progress:
+            progress(f"arm {arm}: {config.steps} GRPO steps")
+        result = run_grpo(policy_dir, prm_dir, arm, config, out / arm, before=before, progress=progress)
+        before = result.before
+        results.append(result)
+    markdown = comparison_markdown(results)
+    figure = plot_arms(results, out / PLOT_FILE) if plot else None
+    atomic_write_text(out / TABLE_FILE, markdown + "\n")
+    summary = {"config": config.to_dict(), "arms": [r.summary() for r in results],
+               "plot": str(figure) if figure else None}
+    atomic_write_text(out / SUMMARY_FILE, json.dumps(summary, indent=1))
+    return Comparison(config=config, results=tuple(results), markdown=markdown, plot=figure)

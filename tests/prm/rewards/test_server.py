@@ -1,0 +1,405 @@
+"""The reward server over real HTTP: uvicorn on a free 127.0.0.1 port in a thread, a tiny trained PRM.
+
+Happy paths of every endpoint (OpenRLHF's /get_reward as OpenRLHF calls it, /score, /steps, /health,
+/ready); malformed input (bad JSON, missing fields, wrong types, huge and chunked bodies, too many samples)
+gets a 4xx with a message; empty, padded, over-long and 10,000-step completions and scoring errors get a
+defined reward; after each the server still serves; concurrent requests share forward passes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from prm.format import segment
+from prm.rewards.batching import BatchingConfig
+from prm.rewards.config import RewardConfig
+from prm.rewards.server import RewardEngine, ServerConfig, ServerThread, create_app
+from prm.rewards.shaping import reward_for
+from prm.scoring import ScorerConfig, load_prm
+
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+CONTEXT = 512  # positions of the tiny PRM: ~60 arithmetic steps fit, 100 do not
+W = 0.5  # outcome weight of the shared server
+GOOD = "3+4 = 7\n7+2 = 9\nAnswer: 9"
+PROBLEM = "Tom has 3 apples, gets 4 more, then 2 more. How many?"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the test machine is shared; a tiny model gains nothing from more
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def tiny_prm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A PRM trained for 2 steps from a ~5k-parameter Llama over the policy's character tokenizer."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from prm.policy import build_char_tokenizer
+    from prm.training import PRMTrainConfig, train_prm
+
+    base = tmp_path_factory.mktemp("tiny-base")
+    tok = build_char_tokenizer()
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=CONTEXT,
+                         tie_word_embeddings=True, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                         pad_token_id=tok.pad_token_id)
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(base)
+    tok.save_pretrained(base)
+    rows = [{"prompt": f"{p} plus 1, plus 2", "completions": [f"{p}+1 = {p + 1}", f"{p + 1}+2 = {p + 3 + s}"],
+             "labels": [True, s == 0]} for p in range(8) for s in range(2)]
+    out = tmp_path_factory.mktemp("tiny-prm")
+    return train_prm(rows, out, PRMTrainConfig(base_model=str(base), max_steps=2, eval_steps=1000, save_steps=1000))
+
+
+def _serve(engine: RewardEngine) -> ServerThread:
+    server = ServerThread(create_app(engine, model_name="tiny")).start()
+    engine.batcher.wait_ready(120)
+    return server
+
+
+@pytest.fixture(scope="module")
+def served(tiny_prm: Path):
+    engine = RewardEngine(lambda: load_prm(tiny_prm), ServerConfig(reward=RewardConfig(outcome_weight=W)))
+    server = _serve(engine)
+    with httpx.Client(base_url=server.url, timeout=60) as client:
+        yield client, engine
+    server.stop()
+
+
+def _still_serves(client: httpx.Client) -> None:
+    r = client.post("/score", json={"prompt": PROBLEM, "completion": GOOD, "ground_truth": "9"})
+    assert r.status_code == 200 and r.json()["error"] is None
+
+
+def _steps(client: httpx.Client, completion: str, gold: str = "9") -> dict:
+    r = client.post("/steps", json={"prompt": PROBLEM, "completion": completion, "ground_truth": gold})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+# ---- happy paths -------------------------------------------------------------------------------------------
+def test_health_and_ready(served):
+    client, _ = served
+    assert client.get("/ready").json() == {"ready": True, "model": "tiny"}
+    health = client.get("/health").json()
+    assert health["status"] == "ok" and health["ready"] is True and "largest_batch" in health["batching"]
+
+
+def test_get_reward_answers_one_sample_as_openrlhf_sends_it(served):
+    client, _ = served
+    prompt = f"<|im_start|>user\n{PROBLEM}<|im_end|>\n<|im_start|>assistant\n"
+    # OpenRLHF decodes prompt + response ids with skip_special_tokens=False: BOS in front, EOS behind.
+    query = "<s>" + prompt + GOOD + "<|im_end|>"
+    r = client.post("/get_reward", json={"query": [query], "prompts": [prompt], "labels": ["9"]})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert set(body) == {"rewards", "scores", "extra_logs"}
+    assert len(body["rewards"]) == len(body["scores"]) == 1
+    assert all(len(v) == 1 and isinstance(v[0], float) for v in body["extra_logs"].values())
+    # The same completion through /steps (the chat-templated prompt is what the PRM read there too).
+    steps = client.post("/steps", json={"prompt": prompt, "completion": GOOD, "ground_truth": "9"}).json()
+    scores = [s["score"] for s in steps["steps"]]
+    assert len(scores) == 2
+    assert body["rewards"][0] == pytest.approx((1 - W) * min(scores) + W * 1.0)
+    assert body["scores"] == [1.0]  # the graded outcome feeds OpenRLHF's dynamic filtering
+    logs = body["extra_logs"]
+    assert (logs["outcome_reward"], logs["n_steps"], logs["reward_error"]) == ([1.0], [2.0], [0.0])
+
+
+def test_get_reward_keeps_the_order_of_several_samples(served):
+    client, _ = served
+    completions = [GOOD, "3+4 = 8\nAnswer: 8", "Answer: 9", ""]
+    body = client.post("/get_reward", json={"query": [PROBLEM + c for c in completions],
+                                            "prompts": [PROBLEM] * 4, "labels": ["9", "9", 9, "9"]}).json()
+    one_by_one = [_steps(client, c)["reward"] for c in completions]
+    assert body["rewards"] == pytest.approx(one_by_one, abs=1e-6)
+    assert body["extra_logs"]["outcome_reward"] == [1.0, 0.0, 1.0, 0.0]  # a numeric label is graded as text
+
+
+def test_get_reward_without_a_label_scores_the_outcome_wrong_and_warns(served, caplog):
+    client, _ = served  # the file-style reward_func does the same (prm.rewards.adapters.openrlhf)
+    with caplog.at_level(logging.WARNING):
+        body = client.post("/get_reward", json={"query": [PROBLEM + GOOD], "prompts": [PROBLEM],
+                                                "labels": [""]}).json()
+    assert body["extra_logs"]["outcome_reward"] == [0.0] and body["extra_logs"]["reward_error"] == [0.0]
+    assert body["rewards"] == [pytest.approx((1 - W) * body["extra_logs"]["process_reward"][0])]
+    assert "have no label: their outcome reward is 0" in caplog.text
+
+
+def test_steps_spans_index_the_completion_as_sent(served):
+    client, _ = served
+    completion = "<pad>  3+4 = 7\r\n7+2 = 9  \nAnswer: 9</s><pad>"
+    body = _steps(client, completion)
+    spans = [(s["start"], s["end"]) for s in body["steps"]]
+    assert [completion[a:b] for a, b in spans] == ["3+4 = 7", "7+2 = 9"]
+    assert all(0.0 <= s["score"] <= 1.0 for s in body["steps"])
+    assert body["n_steps"] == 2 and body["error"] is None
+
+
+def test_score_is_one_number_with_numeric_extras_for_verl(served):
+    client, _ = served
+    body = client.post("/score", json={"prompt": PROBLEM, "completion": GOOD, "ground_truth": "9",
+                                       "data_source": "arith"}).json()  # unknown fields are ignored
+    assert isinstance(body["score"], float) and body["error"] is None
+    assert all(isinstance(v, float) for v in body["extras"].values())
+    assert body["extras"]["outcome_reward"] == 1.0
+
+
+# ---- malformed input: a 4xx with a message, and the server keeps serving ------------------------------------
+JSON = {"Content-Type": "application/json"}
+MALFORMED = [
+    ("/score", {"content": b'{"prompt": "q", ', "headers": JSON}, 400, "not valid JSON"),
+    ("/score", {"content": b"prompt=q&completion=a"}, 400, "not JSON"),
+    ("/score", {"json": ["q", "a"]}, 422, "valid dictionary"),
+    ("/score", {"json": {"prompt": "q"}}, 422, r"completion: Field required \(missing\)"),
+    ("/score", {"json": {"prompt": 3, "completion": "a", "ground_truth": "9"}}, 422, r"prompt: .*string \(got int\)"),
+    ("/steps", {"json": {"prompt": "q", "completion": ["a"], "ground_truth": "9"}}, 422, r"completion: .*\(got list\)"),
+    ("/steps", {"json": {"prompt": "q", "completion": "a"}}, 422, "ground_truth is missing.*--outcome-weight 0"),
+    ("/get_reward", {"json": {"prompts": ["q"]}}, 422, r"query: Field required"),
+    ("/get_reward", {"json": {"query": "q+a", "labels": ["9"]}}, 422, r"query: .*valid list"),
+    ("/get_reward", {"json": {"query": ["a", "b"], "prompts": ["q"], "labels": ["9", "9"]}}, 422,
+     "prompts has 1 entries for 2 queries"),
+    ("/get_reward", {"json": {"query": ["a"] * 300, "labels": ["9"] * 300}}, 413, "limit of 256"),
+    ("/get_reward", {"content": b'{"query": ["' + b"x" * (2 << 20) + b'"]}', "headers": JSON}, 413,
+     "over this server's limit of 1048576 bytes"),
+    ("/get_reward", {"content": iter([b'{"query": ["', b"x" * (1 << 20), b'"]}']), "headers": JSON}, 413,
+     "limit of 1048576 bytes"),  # chunked: no Content-Length, counted as it arrives
+]
+
+
+@pytest.mark.parametrize("path,kwargs,status,match", MALFORMED,
+                         ids=[f"{p}-{i}" for i, (p, *_) in enumerate(MALFORMED)])
+def test_malformed_requests_get_a_4xx_with_a_message(served, path, kwargs, status, match):
+    client, _ = served
+    r = client.post(path, **kwargs)
+    assert r.status_code == status, r.text
+    assert re.search(match, r.json()["detail"]), r.json()["detail"]
+    _still_serves(client)
+
+
+# ---- odd completions: a defined reward --------------------------------------------------------------------
+@pytest.mark.parametrize("completion", ["", "   \n\n ", "<pad><pad></s>"])
+def test_empty_or_padding_only_completion_gets_the_no_step_reward(served, completion):
+    client, engine = served
+    body = _steps(client, completion)
+    assert body["steps"] == [] and body["n_steps"] == 0 and body["error"] is None
+    assert body["reward"] == reward_for(engine.config.reward, [], 0.0).reward
+
+
+def test_ten_thousand_steps_get_a_defined_reward_and_a_logged_error(served, caplog):
+    client, engine = served
+    completion = "\n".join(f"{i}+1 = {i + 1}" for i in range(10_000)) + "\nAnswer: 10000"
+    assert len(segment(completion)) == 10_000
+    with caplog.at_level(logging.WARNING, logger="prm.rewards.server"):
+        r = client.post("/get_reward", json={"query": [PROBLEM + completion], "prompts": [PROBLEM],
+                                             "labels": ["10000"]})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["rewards"] == [reward_for(engine.config.reward, [], 1.0).reward]  # process of no steps, outcome kept
+    assert body["extra_logs"]["reward_error"] == [1.0] and body["extra_logs"]["n_steps"] == [0.0]  # none scored
+    assert "10000 steps is over this server's limit of 1024" in caplog.text
+    _still_serves(client)
+
+
+def test_completion_over_the_prm_context_is_scored_up_to_what_fits(served):
+    client, _ = served
+    body = _steps(client, "\n".join(f"{i}+1 = {i + 1}" for i in range(100)))
+    assert body["n_steps"] == 100 and body["error"] is None
+    assert 0 < body["extras"]["unread_steps"] < 100  # the steps past the context count as bad steps
+    assert len(body["steps"]) == 100
+
+
+# ---- scoring errors, load errors, a busy model ----------------------------------------------------------------
+class _Flaky:
+    """A real scorer that raises on any batch holding the problem "boom" (a stand-in for a CUDA error)."""
+
+    def __init__(self, scorer, delay_s: float = 0.0):
+        self.scorer, self.delay_s = scorer, delay_s
+
+    def encode(self, problem, steps):
+        return self.scorer.encode(problem, steps)
+
+    def score_batch(self, items, batch_size=None):
+        time.sleep(self.delay_s)
+        if any(p == "boom" for p, _ in items):
+            raise RuntimeError("CUDA error: device-side assert triggered")
+        return self.scorer.score_batch(items, batch_size=batch_size)
+
+
+def test_a_scoring_error_becomes_the_no_step_reward_and_spares_the_batch(tiny_prm, caplog):
+    config = ServerConfig(reward=RewardConfig(outcome_weight=0), batching=BatchingConfig(max_wait_ms=300))
+    engine = RewardEngine(lambda: _Flaky(load_prm(tiny_prm)), config)
+    server = _serve(engine)
+    try:
+        with caplog.at_level(logging.ERROR, logger="prm.rewards.server"), httpx.Client(base_url=server.url) as c:
+            r = c.post("/get_reward", json={"query": ["q" + GOOD, "boom" + GOOD], "prompts": ["q", "boom"]})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["extra_logs"]["reward_error"] == [0.0, 1.0]
+        assert body["rewards"][1] == reward_for(config.reward, [], None).reward
+        assert body["extra_logs"]["n_steps"] == [2.0, 0.0] and body["rewards"][0] > 0
+        assert "failed; it gets the no-step reward" in caplog.text and "device-side assert" in caplog.text
+    finally:
+        server.stop()
+
+
+def test_a_model_that_fails_to_load_answers_503_with_the_reason(tmp_path):
+    engine = RewardEngine(lambda: load_prm(tmp_path / "missing"), ServerConfig(reward=RewardConfig(outcome_weight=0)))
+    server = _serve(engine)
+    try:
+        with httpx.Client(base_url=server.url) as c:
+            assert c.get("/health").status_code == 200
+            ready = c.get("/ready")
+            assert ready.status_code == 503 and "failed to load" in ready.json()["detail"]
+            r = c.post("/score", json={"prompt": "q", "completion": GOOD})
+            assert r.status_code == 503 and "restart it with a loadable --model" in r.json()["detail"]
+    finally:
+        server.stop()
+
+
+def test_health_answers_while_the_model_is_busy(tiny_prm):
+    engine = RewardEngine(lambda: _Flaky(load_prm(tiny_prm), delay_s=2.0),
+                          ServerConfig(reward=RewardConfig(outcome_weight=0)))
+    server = _serve(engine)
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as c:
+            request = {"json": {"prompt": "q", "completion": GOOD}}
+            slow = threading.Thread(target=c.post, args=("/score",), kwargs=request)
+            slow.start()
+            time.sleep(0.3)  # the batch is now sleeping in the worker thread
+            started = time.monotonic()
+            assert c.get("/health").status_code == 200
+            assert time.monotonic() - started < 1.5  # well under the 2 s batch: the event loop was free
+            slow.join()
+    finally:
+        server.stop()
+
+
+# ---- batching batches ---------------------------------------------------------------------------------------
+def test_concurrent_requests_share_forward_passes_and_match_serial_scores(tiny_prm):
+    forwards = []
+
+    def counted():
+        scorer = load_prm(tiny_prm, ScorerConfig(batch_size=64))  # one forward pass may take the whole batch
+        scorer.model.register_forward_hook(lambda module, args, kwargs, out: forwards.append(
+            kwargs["input_ids"].shape[0]), with_kwargs=True)
+        return scorer
+
+    config = ServerConfig(reward=RewardConfig(outcome_weight=0), batching=BatchingConfig(max_batch=64, max_wait_ms=500))
+    engine = RewardEngine(counted, config)
+    server = _serve(engine)
+    n = 32
+    completions = ["\n".join(f"{k}+{j} = {k + j}" for j in range(1 + k % 5)) for k in range(n)]
+    results: list[float | None] = [None] * n
+    barrier = threading.Barrier(n)
+
+    def client(i: int) -> None:
+        with httpx.Client(base_url=server.url, timeout=60) as c:
+            barrier.wait()
+            r = c.post("/steps", json={"prompt": f"problem {i}", "completion": completions[i]})
+            results[i] = r.json()["reward"] if r.status_code == 200 else None
+
+    try:
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        concurrent_forwards = len(forwards)
+        with httpx.Client(base_url=server.url, timeout=60) as c:  # one at a time: each waits out max_wait alone
+            for i in range(3):
+                r = c.post("/steps", json={"prompt": f"problem {i}", "completion": completions[i]})
+                assert r.status_code == 200
+    finally:
+        server.stop()
+    assert None not in results
+    assert concurrent_forwards <= 4, f"{n} concurrent requests took {concurrent_forwards} forward passes"
+    assert sum(forwards[:concurrent_forwards]) == n and max(forwards) >= n // 4
+    assert forwards[concurrent_forwards:] == [1, 1, 1]  # one forward pass per lone request
+    scorer = load_prm(tiny_prm)  # each completion alone, no padding: batching must change no score
+    alone = [min(scorer.score_steps(f"problem {i}", segment(c).steps)) for i, c in enumerate(completions)]
+    assert results == pytest.approx(alone, abs=1e-5)
+
+
+# ---- the CLI ------------------------------------------------------------------------------------------------
+def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+    return subprocess.run([sys.executable, "-m", "prm.rewards.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=PROJECT_ROOT)
+
+
+def test_every_cli_command_is_documented_with_an_example():
+    from click.testing import CliRunner
+
+    from prm.rewards.cli import main
+
+    runner = CliRunner()
+    assert "Example:" in runner.invoke(main, ["--help"]).output
+    for name in main.commands:
+        assert "Example:" in runner.invoke(main, [name, "--help"]).output, name
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--model", "/nowhere"], r"^Error: no PRM folder at /nowhere \(no config.json\) - pass --model DIR"),
+    (["--max-batch", "0"], r"^Error: max_batch=0 must be >= 1.* - fix the option"),
+    (["--outcome-weight", "2"], r"^Error: outcome_weight=2.0 must be in \[0, 1\].* - fix the option"),
+])
+def test_cli_errors_are_one_line_and_exit_1(tmp_path, args, match):
+    from click.testing import CliRunner
+
+    from prm.rewards.cli import main
+
+    (tmp_path / "config.json").write_text("{}")
+    full = ["serve", "--model", str(tmp_path), *args] if args[0] != "--model" else ["serve", *args]
+    result = CliRunner().invoke(main, full)
+    assert result.exit_code == 1
+    assert re.match(match, result.output.strip()) and len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_cli_serve_answers_openrlhf_over_http(tiny_prm):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "prm.rewards.cli", "serve", "--model", str(tiny_prm),
+                             "--shaping", "min", "--outcome-weight", "0", "--host", "127.0.0.1", "--port", str(port),
+                             "--threads", "1", "--log-level", "warning"],
+                            cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/ready").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, proc.stdout.read()
+            assert time.monotonic() < deadline, "the server did not get ready in 120 s"
+            time.sleep(0.2)
+        r = httpx.post(f"{url}/get_reward", json={"query": ["q" + GOOD], "prompts": ["q"], "labels": [""]})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["rewards"] == body["extra_logs"]["min_step_score"] and body["extra_logs"]["reward_error"] == [0.0]
+        assert json.loads(r.text)["scores"] == body["rewards"]  # no gold: the PRM reward is the score
+    finally:
+        proc.terminate()
+        proc.wait(30)

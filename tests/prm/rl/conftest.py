@@ -1,0 +1,68 @@
+"""Fixtures for RL tests: a tiny random causal LM (the policy), a tiny PRM trained from it for two steps, and
+one two-step comparison of every arm, run once per session.
+
+Built in the test (no policy build, no download): ~10k-parameter Llamas over the policy's character tokenizer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prm.rl import Comparison, RLRunConfig, compare_arms
+
+# Positions of the tiny models: a 2-operation word prompt (~60 characters) plus a 16-token completion fits
+# with room; the held-out sampler's budget (1.5 x gold + 32) stays under it too.
+TINY_CONTEXT = 256
+
+# Two optimizer steps per arm on 2-operation problems: every code path of a run (data, generation, the PRM
+# reward, the update, logging, evaluation before and after) in seconds.
+TINY_RUN = RLRunConfig(steps=2, train_ops=(2,), anchor_ops=(1,), anchor_share=0.5, num_generations=4, batch_size=8,
+                       max_completion_length=16, eval_ops=(1, 2), eval_problems=2, eval_samples=2, save_policy=False)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread():
+    import torch
+
+    torch.set_num_threads(1)  # the test machine is shared; tiny models gain nothing from more threads
+
+
+@pytest.fixture(scope="session")
+def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A randomly initialised causal LM folder (model + char tokenizer)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from prm.policy import build_char_tokenizer
+
+    folder = tmp_path_factory.mktemp("tiny-policy")
+    tokenizer = build_char_tokenizer()
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=TINY_CONTEXT,
+                         tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_prm(tiny_lm: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A PRM folder (token-classification head + prm_convention.json) trained for two steps from ``tiny_lm``."""
+    from prm.training import PRMTrainConfig, train_prm
+
+    rows = [{"prompt": f"{i} plus 1", "completions": ["ok", "no"][: 1 + i % 2], "labels": [True, False][: 1 + i % 2]}
+            for i in range(8)]
+    config = PRMTrainConfig(base_model=str(tiny_lm), max_steps=2, batch_size=8, warmup_steps=0, logging_steps=1,
+                            eval_steps=10, save_steps=10)
+    return train_prm(rows, tmp_path_factory.mktemp("prm") / "prm", config)
+
+
+@pytest.fixture(scope="session")
+def comparison(tiny_lm: Path, tiny_prm: Path, tmp_path_factory: pytest.TempPathFactory) -> Comparison:
+    """Every arm (including the optional PROF arm), two GRPO steps each, from the same tiny policy."""
+    config = RLRunConfig(**{**TINY_RUN.to_dict(), "arms": ("outcome", "prm_min", "prm_sum", "prm_min_prof")})
+    return compare_arms(tiny_lm, tiny_prm, config, tmp_path_factory.mktemp("rl"))
