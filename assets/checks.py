@@ -198,8 +198,9 @@ def prm_both_classes() -> dg.AssetCheckResult:
 def prm_beats_constant_baseline(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     con = connect(warehouse.get().root)
     rows = con.execute(
-        "SELECT model, value FROM prm_evaluations WHERE metric = 'processbench_f1' AND run_id = "
-        "(SELECT run_id FROM prm_evaluations ORDER BY created_at DESC LIMIT 1)").fetchall()
+        "SELECT model, value FROM prm_evaluations WHERE metric = 'processbench_f1' AND experiment = 'prm_evaluation' "
+        "AND run_id = (SELECT run_id FROM prm_evaluations WHERE experiment = 'prm_evaluation' "
+        "ORDER BY created_at DESC LIMIT 1)").fetchall()
     values = dict(rows)
     constant = values.pop(CONSTANT, None)
     prm = [v for name, v in values.items() if name != LENGTH and v is not None]

@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     took = time.perf_counter() - start
     for result in results:
         for event in result.get_asset_check_evaluations():
-            print(f"check {event.check_name:<34} {'passed' if event.passed else 'FAILED'}")
+            warn = event.severity == dg.AssetCheckSeverity.WARN
+            print(f"check {event.check_name:<34} {'passed' if event.passed else 'warning' if warn else 'FAILED'}")
             if not event.passed and event.description:
                 print(f"      {event.description}", file=sys.stderr)
         if not result.success:

@@ -152,6 +152,7 @@ STEP_SCORES = _schema(
 )
 
 PRM_EVALUATIONS = _schema(
+    pa.field("experiment", pa.string(), nullable=False),  # what produced the row: prm_evaluation, a comparison...
     pa.field("model", pa.string(), nullable=False),  # the PRM evaluated (model_version), or a baseline's name
     pa.field("label_method", pa.string()),  # the step_labels method it was trained on (method table name)
     pa.field("split", pa.string(), nullable=False),  # the held-out split scored, e.g. "test"
@@ -193,7 +194,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "verifications": ("solution_id", "step_idx", "verifier"),
     "label_audit": ("run_id", "method"),
     "step_scores": ("model", "solution_id", "step_idx"),
-    "prm_evaluations": ("run_id", "model", "split", "metric"),
+    "prm_evaluations": ("run_id", "experiment", "model", "split", "metric"),
     "rl_metrics": ("run_id", "arm", "step", "metric"),
 }
 

@@ -348,7 +348,7 @@ def evaluation_table(model: str, label_method: str | None,
                      val: Iterable[ScoredSolution | Mapping[str, Any]],
                      test: Iterable[ScoredSolution | Mapping[str, Any]], *, split: str = "test",
                      bon_n: int = DEFAULT_BON_N, grid: Sequence[float] | None = None,
-                     baselines: bool = True) -> list[dict[str, Any]]:
+                     baselines: bool = True, experiment: str = "prm_evaluation") -> list[dict[str, Any]]:
     """``prm_evaluations`` rows (without provenance) for ``model`` and, with ``baselines``, the constant and
     length-only predictors plus majority vote, random pick and oracle, all on the same ``test`` solutions.
 
@@ -376,7 +376,7 @@ def evaluation_table(model: str, label_method: str | None,
         rows += _scorer_rows(LENGTH, None, split, length_baseline(val), length_baseline(test), bon_n, grid, None)
         bon, n_problems = bon_accuracies(test, bon_n)
         rows += [_row(ref, None, split, f"bon_acc@{bon_n}", bon[ref], n_problems) for ref in (MAJORITY, RANDOM, ORACLE)]
-    return rows
+    return [{"experiment": experiment, **row} for row in rows]  # what produced them: part of the table's key
 
 
 def _scorer_rows(model: str, label_method: str | None, split: str, val: list[ScoredSolution],

@@ -105,14 +105,15 @@ def usable_bon_n(solutions: Sequence[dict], wanted: int = DEFAULT_BON_N) -> int:
 
 
 def evaluate_folder(model_dir: Path, heldout: dict[str, list[dict]], label_method: str | None,
-                    bon_n: int = DEFAULT_BON_N, baselines: bool = True) -> FolderEvaluation:
+                    bon_n: int = DEFAULT_BON_N, baselines: bool = True,
+                    experiment: str = "prm_evaluation") -> FolderEvaluation:
     """Score the held-out solutions with the PRM in ``model_dir`` and evaluate it (see the module docstring)."""
     model = model_version(str(model_dir))
     scorer = load_prm(model_dir)
     val, val_scores = _score(scorer, heldout["val"], model)
     test, test_scores = _score(scorer, heldout["test"], model)
     n = usable_bon_n(test, bon_n)
-    rows = evaluation_table(model, label_method, val, test, bon_n=n, baselines=baselines)
+    rows = evaluation_table(model, label_method, val, test, bon_n=n, baselines=baselines, experiment=experiment)
     return FolderEvaluation(model, rows, val_scores + test_scores, {"val": val, "test": test}, n)
 
 
@@ -141,7 +142,8 @@ def compare_label_sources(root: str | Path, out_root: str | Path, config: Compar
         progress(f"[{i + 1}/{len(config.methods)}] {method}: training on {len(train_ids)} solutions")
         folder = train_prm(ts, Path(out_root) / method, config.train)
         first = not any(r.eval_rows for r in results)  # the baselines once, beside the first PRM
-        ev = evaluate_folder(folder, heldout, method, config.bon_n, baselines=first)
+        ev = evaluate_folder(folder, heldout, method, config.bon_n, baselines=first,
+                             experiment="label_source_comparison")
         own = {r["metric"]: r["value"] for r in ev.rows if r["model"] == ev.model}
         results.append(MethodResult(method, folder, ev.model, {
             "method": method, "label_f1": label_f1, "rollouts_per_step": rollouts_per_step,
