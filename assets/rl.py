@@ -24,7 +24,7 @@ class RLAssetConfig(dg.Config):
     learning_rate: float = 1e-4
     train_ops: list[int] = [9, 10]  # longer than the policy's 1-8
     anchor_ops: list[int] = [6, 7, 8]
-    eval_ops: list[int] = [8, 10]
+    eval_ops: list[int] = [6, 8, 10]
     eval_problems: int = 8  # per difficulty
     eval_samples: int = 2
     seed: int = 0

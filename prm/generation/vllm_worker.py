@@ -31,18 +31,18 @@ _GIB = 1 << 30
 
 
 def engine_kwargs(config: GenerationConfig, *, on_cpu: bool, native_bf16: bool) -> dict[str, Any]:
-    """The ``vllm.LLM`` arguments for ``config`` on this device; ``None`` fields take the device's default.
+    """The ``vllm.LLM`` arguments for ``config`` on this device.
 
-    CUDA keeps vLLM's choices (dtype ``auto``, 256 sequences). On CPU the fastest settings measured
-    on this project's workloads (see ``prm.generation.constants``): bf16 where the CPU computes it
-    natively, else fp32, which the CPU runs without conversion.
+    CUDA gets ``config`` as it is (dtype ``auto`` is vLLM's choice). On CPU, dtype ``auto`` becomes bf16
+    where the CPU computes it natively, else fp32 (vLLM would pick bf16 and emulate it), and the KV block
+    shrinks to ``CPU_BLOCK_SIZE`` so prefix caching can share short step prefixes.
 
     >>> cfg = GenerationConfig(model="m", max_model_len=1024)
     >>> cpu = engine_kwargs(cfg, on_cpu=True, native_bf16=True)
     >>> cpu["dtype"], cpu["max_num_batched_tokens"]
     ('bfloat16', 4096)
-    >>> engine_kwargs(cfg, on_cpu=True, native_bf16=False)["dtype"], engine_kwargs(cfg, on_cpu=False, native_bf16=True)["dtype"]
-    ('float32', 'auto')
+    >>> [engine_kwargs(cfg, on_cpu=cpu, native_bf16=False)["dtype"] for cpu in (True, False)]
+    ['float32', 'auto']
     """
     dtype = config.dtype
     if dtype == "auto" and on_cpu:
@@ -57,7 +57,7 @@ def engine_kwargs(config: GenerationConfig, *, on_cpu: bool, native_bf16: bool) 
         "max_num_seqs": config.max_num_seqs,
         "enable_chunked_prefill": config.enable_chunked_prefill,
     }
-    if on_cpu and CPU_BLOCK_SIZE is not None:
+    if on_cpu:
         kwargs["block_size"] = CPU_BLOCK_SIZE
     if config.max_model_len is not None:
         kwargs["max_model_len"] = config.max_model_len

@@ -15,6 +15,7 @@ from prm.generation import (
     sample_solutions,
 )
 from prm.generation.vllm_backend import WorkerDiedError
+from prm.generation.vllm_worker import cpu_has_native_bf16
 from prm.models import load_tokenizer
 
 pytestmark = pytest.mark.slow
@@ -33,6 +34,14 @@ def test_mixed_batch_gives_error_rows_not_exceptions(vllm_backend, tiny_policy_d
     assert "empty prompt" in rows[1].error
     assert f"context holds {tiny_context}" in rows[2].error and rows[2].prompt_tokens == tiny_context + 11
     assert len(rows[0].texts) == 3 and len(rows[3].texts) == 1
+
+
+def test_cpu_engine_runs_bf16_only_where_the_cpu_has_it(vllm_backend) -> None:
+    extra = vllm_backend.info.extra
+    if extra["device"] != "cpu":
+        pytest.skip(f"CUDA keeps vLLM's dtype choice; this engine runs on {extra['device']}")
+    # The tiny policy is an fp32 checkpoint: "auto" must not leave it to vLLM, which picks bf16 on any x86.
+    assert extra["dtype"] == ("bfloat16" if cpu_has_native_bf16() else "float32")
 
 
 def test_token_accounting_matches_the_tokenizer(vllm_backend, tiny_policy_dir: Path) -> None:

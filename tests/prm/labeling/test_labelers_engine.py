@@ -15,10 +15,10 @@ pytestmark = pytest.mark.slow
 
 
 def test_mc_then_omegaprm_label_real_solutions_through_one_cache(vllm_backend, tiny_policy_dir) -> None:
-    problems = [r.to_row() for r in generate_arithmetic(ArithmeticSourceConfig(n_ops=(2,), per_level=3), seed=1)]
+    problems = [r.to_row() for r in generate_arithmetic(ArithmeticSourceConfig(n_ops=(8,), per_level=3), seed=1)]
     prompt = Prompter(str(tiny_policy_dir))
     sols, steps, _ = sample_solution_rows(vllm_backend, problems, prompt, model="policy", n=2, seed=0,
-                                          max_tokens=64)
+                                          max_tokens=160)
     gold = {p["problem_id"]: p for p in problems}
     to_label = []
     for s in sols:
@@ -27,7 +27,7 @@ def test_mc_then_omegaprm_label_real_solutions_through_one_cache(vllm_backend, t
         to_label.append(SolutionToLabel.from_rows(s, own, prompt(problem["question"]), problem["gold_answer"]))
     to_label = [s for s in to_label if s.steps]
     assert to_label, "the policy produced no steps at all"
-    sampler = backend_sampler(vllm_backend, model="policy", seed=0, max_tokens=64)
+    sampler = backend_sampler(vllm_backend, model="policy", seed=0, max_tokens=160)
 
     mc = get_labeler("mc", MCConfig(n_rollouts=2)).label(to_label, sampler)
     n_steps = sum(len(s.steps) for s in to_label)
