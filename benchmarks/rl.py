@@ -1,7 +1,7 @@
 """The full RL comparison: TRL GRPO on the default policy, one arm per reward, the same budget per arm.
 
-Run: ``.venv/bin/python benchmarks/rl.py [--prm DIR] [--steps 100]`` (CPU: ~15-25 min for three arms at the
-defaults; on a GPU machine the same script trains in bf16 and generates with vLLM where it imports).
+Run: ``.venv/bin/python benchmarks/rl.py [--prm DIR] [--steps 100]`` (CPU: ~40 min on a shared 2-core box: ~18 for the
+truth PRM, ~7 per arm; on a GPU machine the same script trains in bf16 and generates with vLLM where it imports).
 
 Arms (prm.rl.ARMS): outcome only (Math-Verify), PRM min-form + outcome, PRM summed + outcome (the naive form,
 to see whether it is hacked); ``--arms ... prm_min_prof`` adds the PROF-filtered arm. Training problems have
@@ -52,6 +52,8 @@ def _args() -> argparse.Namespace:
     p.add_argument("--eval-samples", type=int, default=RLRunConfig().eval_samples)
     p.add_argument("--truth-prm-steps", type=int, default=300, help="optimizer steps of the fallback truth PRM")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--fresh", action="store_true", help="rerun arms already finished in --out under the same "
+                   "policy, PRM and config (by default they are read back, so a killed run continues)")
     return p.parse_args()
 
 
@@ -111,7 +113,8 @@ def main() -> None:
     _emit({"policy": model_version(policy), "prm": model_version(prm)})
     config = RLRunConfig(arms=tuple(args.arms), steps=args.steps, learning_rate=args.learning_rate,
                          eval_problems=args.eval_problems, eval_samples=args.eval_samples, seed=args.seed)
-    comparison = compare_arms(policy, prm, config, out, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    comparison = compare_arms(policy, prm, config, out, resume=not args.fresh,
+                              progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(comparison.markdown, flush=True)
     _emit({"arms": {row.pop("arm"): row for row in comparison.table()}, "steps_per_arm": config.steps,
            "prm": model_version(prm), "policy": model_version(policy), "plot": str(comparison.plot),

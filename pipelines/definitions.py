@@ -7,8 +7,9 @@ from assets.generation import policy_model, rollouts, solutions
 from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_labels
 from assets.prm import label_source_comparison, prm_evaluation, prm_model, prm_training_set
 from assets.problems import problems
+from assets.rl import RL_CHECKS, rl_run
 from assets.verification import consensus_labels, formal_verifications, judgments
-from pipelines.jobs import prm_job, refresh_job, warm_start_job
+from pipelines.jobs import prm_job, refresh_job, rl_job, warm_start_job
 from pipelines.recovery import dead_run_sensor
 from pipelines.resources import GenerationResource, WarehouseResource
 from pipelines.schedules import nightly_refresh
@@ -17,9 +18,9 @@ from pipelines.sensors import inbox_sensor
 defs = dg.Definitions(
     assets=[problems, policy_model, solutions, rollouts, mc_labels, omegaprm_labels, progress_labels, label_audit,
             formal_verifications, judgments, consensus_labels, prm_training_set, prm_model, prm_evaluation,
-            label_source_comparison],
-    asset_checks=CHECKS,
-    jobs=[warm_start_job, refresh_job, prm_job],
+            label_source_comparison, rl_run],
+    asset_checks=[*CHECKS, *RL_CHECKS],
+    jobs=[warm_start_job, refresh_job, prm_job, rl_job],
     schedules=[nightly_refresh],
     sensors=[inbox_sensor, dead_run_sensor],
     resources={

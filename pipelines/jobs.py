@@ -16,7 +16,8 @@ warm_start_job = dg.define_asset_job(
 # Every partitioned asset, in dependency order; its checks run in the same run and block on failure.
 refresh_job = dg.define_asset_job(
     name="refresh",
-    selection=dg.AssetSelection.all() - dg.AssetSelection.assets("policy_model") - dg.AssetSelection.groups("prm"),
+    selection=(dg.AssetSelection.all() - dg.AssetSelection.assets("policy_model")
+               - dg.AssetSelection.groups("prm") - dg.AssetSelection.groups("rl")),
     partitions_def=PARTITIONS,
     description="Materialize the whole pipeline for one (day, source) partition.",
 )
@@ -26,4 +27,11 @@ prm_job = dg.define_asset_job(
     name="prm",
     selection=dg.AssetSelection.groups("prm"),
     description="Train and evaluate a PRM on the warehouse's labels, and compare label sources.",
+)
+
+# Reward arms on the latest PRM (GRPO, its own pool): see prm.rl and benchmarks/rl.py for the full comparison.
+rl_job = dg.define_asset_job(
+    name="rl",
+    selection=dg.AssetSelection.assets("rl_run"),
+    description="Short GRPO comparison of the reward arms on the latest PRM.",
 )

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from prm.policy.evaluate import EvalTable, default_device, sample_solutions, score_samples
+from prm.policy.evaluate import EvalRow, EvalTable, default_device, sample_solutions, score_samples
 from prm.rewards import RewardConfig, Rewarder, load_rewarder
 from prm.rl.config import ARMS, RLRunConfig
 from prm.rl.constants import (
@@ -123,11 +123,51 @@ class ArmResult:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (``result.json``)."""
+        """JSON-ready form (``result.json``); :meth:`from_dict` reads it back.
+
+        >>> held = HeldOut(EvalTable((EvalRow(0, 1, 2, 0.5, 0.25, 1.0, 3.0),), 1.0, 2), 40.0, 0.5)
+        >>> r = ArmResult("outcome", RewardConfig(), 1, held, held, (CurvePoint(1, *[0.5] * 10),),
+        ...               (Sample("q", "c", 1.0),), (), 2.0, 3.0, None)
+        >>> ArmResult.from_dict(r.to_dict()) == r
+        True
+        """
         out = asdict(self)
         out["policy_dir"] = str(self.policy_dir) if self.policy_dir else None
         out["summary"] = self.summary()
         return json.loads(json.dumps(out, default=str))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ArmResult:
+        """The result :meth:`to_dict` wrote (extra keys such as ``summary`` and ``config`` are ignored)."""
+
+        def held(d: Mapping[str, Any]) -> HeldOut:
+            t = d["table"]
+            table = EvalTable(tuple(EvalRow(**row) for row in t["rows"]), t["temperature"], t["samples_per_problem"])
+            return HeldOut(table, d["mean_chars"], d["mean_min_step_score"])
+
+        return cls(arm=data["arm"], reward=RewardConfig(**data["reward"]), steps=data["steps"],
+                   before=held(data["before"]), after=held(data["after"]),
+                   curve=tuple(CurvePoint(**p) for p in data["curve"]),
+                   first_batch=tuple(Sample(**s) for s in data["first_batch"]),
+                   last_batch=tuple(Sample(**s) for s in data["last_batch"]), train_s=data["train_s"],
+                   wall_s=data["wall_s"], policy_dir=Path(data["policy_dir"]) if data["policy_dir"] else None)
+
+
+def run_key(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig) -> dict[str, Any]:
+    """What an arm's result depends on besides the arm: the policy's and the PRM's versions and the config.
+    Stored in ``result.json``; :func:`prm.rl.compare_arms` reuses a result only when its key is equal."""
+    from prm.models import model_version
+
+    return {"policy": model_version(policy_dir), "prm": model_version(prm_dir), "config": config.to_dict()}
+
+
+def load_result(out_dir: str | Path, key: Mapping[str, Any]) -> ArmResult | None:
+    """The result in ``<out_dir>/result.json`` when it was run under ``key`` (:func:`run_key`), else None."""
+    path = Path(out_dir) / RESULT_FILE
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text())
+    return ArmResult.from_dict(data) if data.get("key") == json.loads(json.dumps(key)) else None
 
 
 def window_mean(values: Sequence[float], last: bool, share: float = 0.1) -> float | None:
@@ -320,5 +360,6 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
     if main:
         from prm.export.io import atomic_write_text
 
-        atomic_write_text(out / RESULT_FILE, json.dumps(result.to_dict(), indent=1, allow_nan=False))
+        record = {"key": run_key(policy_dir, prm_dir, config), **result.to_dict()}
+        atomic_write_text(out / RESULT_FILE, json.dumps(record, indent=1, allow_nan=False))
     return result

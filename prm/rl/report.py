@@ -18,7 +18,7 @@ from typing import Any
 from prm.export.io import atomic_write_text
 from prm.rl.config import RLRunConfig
 from prm.rl.constants import PLOT_FILE, SUMMARY_FILE, TABLE_FILE
-from prm.rl.grpo import ArmResult, HeldOut, Progress, run_grpo
+from prm.rl.grpo import ArmResult, HeldOut, Progress, load_result, run_grpo, run_key
 
 DPI = 120  # legible in a README, ~150 KB for the six panels
 # Held-out fields written per difficulty and pooled: prm.policy.EvalRow's rates and counts worth a curve.
@@ -158,10 +158,13 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
 
 
 def compare_arms(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig, out_dir: str | Path, *,
-                 progress: Progress | None = None, plot: bool = True) -> Comparison:
+                 progress: Progress | None = None, plot: bool = True, resume: bool = False) -> Comparison:
     """Run every arm of ``config`` from the same policy with the same budget, then write
     ``comparison.md``, ``comparison.json`` and (with ``plot``) ``rl_arms.png`` under ``out_dir``; each arm
     writes its own folder ``<out_dir>/<arm>``. The starting policy is evaluated once and shared.
+
+    ``resume``: an arm whose ``result.json`` was written under the same policy, PRM and config
+    (:func:`prm.rl.grpo.run_key`) is read back instead of run again, so a killed comparison continues.
 
     Example (needs a policy and a PRM folder)::
 
@@ -171,10 +174,13 @@ def compare_arms(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfi
     out = Path(out_dir)
     results: list[ArmResult] = []
     before: HeldOut | None = None
+    key = run_key(policy_dir, prm_dir, config) if resume else None
     for arm in config.arms:
+        result = load_result(out / arm, key) if key else None
         if progress:
-            progress(f"arm {arm}: {config.steps} GRPO steps")
-        result = run_grpo(policy_dir, prm_dir, arm, config, out / arm, before=before, progress=progress)
+            progress(f"arm {arm}: " + ("finished earlier, read back" if result else f"{config.steps} GRPO steps"))
+        if result is None:
+            result = run_grpo(policy_dir, prm_dir, arm, config, out / arm, before=before, progress=progress)
         before = result.before
         results.append(result)
     markdown = comparison_markdown(results)

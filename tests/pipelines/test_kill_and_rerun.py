@@ -49,6 +49,11 @@ def tiny_run_config(model: str, context: int) -> dict:
     }
 
 
+def _engine_holders(instance: dg.DagsterInstance) -> set[str]:
+    """Runs holding a slot of the engine pool."""
+    return {s.run_id for s in instance.event_log_storage.get_concurrency_info("engine").claimed_slots}
+
+
 def _labeling_run(instance: dg.DagsterInstance) -> str | None:
     """The refresh run that has started a labeling step, if one has."""
     for run in instance.get_runs(dg.RunsFilter(job_name="refresh")):
@@ -72,15 +77,15 @@ def test_a_demo_killed_during_labeling_is_released_and_resumed_by_the_next(
         first = subprocess.Popen(demo, cwd=PROJECT_ROOT, env=os.environ, stdout=log, stderr=subprocess.STDOUT)
         with dg.DagsterInstance.from_config(str(home)) as instance:
             deadline = time.monotonic() + 900
-            while (dead := _labeling_run(instance)) is None:
+            # Kill while a labeling step holds the engine slot (between steps the slot is free: no bug to show).
+            while (dead := _labeling_run(instance)) is None or dead not in _engine_holders(instance):
                 assert first.poll() is None, (tmp_path / "first.log").read_text()[-3000:]
                 assert time.monotonic() < deadline, "labeling never started"
-                time.sleep(0.5)
+                time.sleep(0.2)
             first.kill()  # SIGKILL: no handler, no cleanup, as `kill -9`
             first.wait()
             # The bug's precondition: the dead run still holds the engine slot.
-            holders = {s.run_id for s in instance.event_log_storage.get_concurrency_info("engine").claimed_slots}
-            assert holders == {dead}
+            assert _engine_holders(instance) == {dead}
 
     with (tmp_path / "second.log").open("w") as log:
         again = subprocess.run(demo, cwd=PROJECT_ROOT, env=os.environ, stdout=log, stderr=subprocess.STDOUT,

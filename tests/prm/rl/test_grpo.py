@@ -11,9 +11,9 @@ import math
 
 import pytest
 
-from prm.rl import Comparison, RLRunConfig
+from prm.rl import Comparison, RLRunConfig, compare_arms
 from prm.rl.constants import PLOT_FILE, RESULT_FILE, SUMMARY_FILE, TABLE_FILE
-from prm.rl.grpo import reward_curve, use_vllm, window_mean
+from prm.rl.grpo import load_result, reward_curve, run_key, use_vllm, window_mean
 
 
 def test_every_arm_runs_its_two_steps_and_reports_before_and_after(comparison: Comparison):
@@ -102,3 +102,12 @@ def test_window_mean(values, last, expected):
 def test_vllm_is_refused_without_cuda():
     with pytest.raises(ValueError, match="generation='vllm' needs CUDA"):
         use_vllm(RLRunConfig(generation="vllm"), cuda=False)
+
+
+def test_a_finished_comparison_resumes_by_reading_its_arms_back(comparison: Comparison, tiny_lm, tiny_prm):
+    out = comparison.plot.parent
+    again = compare_arms(tiny_lm, tiny_prm, comparison.config, out, resume=True)
+    assert again.results == comparison.results  # train_s included: nothing was trained again
+    other = RLRunConfig(**{**comparison.config.to_dict(), "learning_rate": 1.0})
+    assert load_result(out / "outcome", run_key(tiny_lm, tiny_prm, other)) is None  # another config reruns
+    assert load_result(out / "outcome", run_key(tiny_lm, tiny_prm, comparison.config)) == comparison.results[0]
