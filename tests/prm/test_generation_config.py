@@ -7,7 +7,7 @@ import pytest
 from prm.generation import Completion, GenerationConfig, GenerationRequest, sample_solutions
 from prm.generation.backend import derive_seed, request_error, too_long_error
 from prm.generation.openai_backend import _to_completion
-from prm.generation.vllm_worker import cpu_has_native_bf16, engine_env, engine_kwargs
+from prm.generation.vllm_worker import cpu_has_native_bf16, engine_kwargs
 
 
 @pytest.mark.parametrize(
@@ -56,7 +56,7 @@ def test_engine_kwargs_keep_cuda_defaults_and_tune_cpu() -> None:
     config = GenerationConfig(model="m", max_model_len=1024, kv_cache_gib=0.5, max_num_seqs=64)
     cuda = engine_kwargs(config, on_cpu=False, native_bf16=False)
     cpu = engine_kwargs(config, on_cpu=True, native_bf16=True)
-    assert "block_size" not in cuda and engine_env(on_cpu=False) == {}
+    assert "block_size" not in cuda
     assert cpu["block_size"] == 32  # prefix caching shares whole blocks only; policy prefixes are ~100-300 tokens
     for kwargs in (cuda, cpu):
         assert (kwargs["max_num_seqs"], kwargs["max_model_len"], kwargs["kv_cache_memory_bytes"]) == (64, 1024, 1 << 29)
