@@ -49,7 +49,7 @@ def plot_best_of_n(curve: Sequence[BestOfN], path: str | os.PathLike[str], *, ti
     ax.set_title(f"{title} ({points[-1].n_problems} problems at N={ns[-1]})")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def plot_label_sources(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], *,
@@ -80,10 +80,11 @@ def plot_label_sources(rows: Sequence[Mapping[str, Any]], path: str | os.PathLik
     ax.set_title(title)
     ax.legend(fontsize="small")
     fig.tight_layout()
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
-def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
+def save_png(fig: Figure, path: str | os.PathLike[str]) -> Path:
+    """Write ``fig`` as a PNG atomically (temp file + rename): a reader never sees half a plot."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}-", suffix=".png", dir=target.parent)

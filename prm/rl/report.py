@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,6 @@ from prm.rl.config import RLRunConfig
 from prm.rl.constants import PLOT_FILE, SUMMARY_FILE, TABLE_FILE
 from prm.rl.grpo import ArmResult, HeldOut, Progress, load_result, run_grpo, run_key
 
-DPI = 120  # legible in a README, ~150 KB for the six panels
 # Held-out fields written per difficulty and pooled: prm.policy.EvalRow's rates and counts worth a curve.
 EVAL_FIELDS = ("answer_accuracy", "step_error_rate", "mean_steps", "mixed_share")
 # Curve fields written per step (prm.rl.grpo.CurvePoint), named train/<field> in the warehouse.
@@ -140,21 +138,9 @@ def plot_arms(results: Sequence[ArmResult], path: str | os.PathLike[str], *,
     bars.legend(fontsize="small")
     fig.suptitle(title)
     fig.tight_layout()
-    return _save(fig, path)
+    from prm.evaluation.plots import save_png  # matplotlib only when a plot is drawn
 
-
-def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}-", suffix=".png", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format="png", dpi=DPI)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return save_png(fig, path)
 
 
 def compare_arms(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig, out_dir: str | Path, *,

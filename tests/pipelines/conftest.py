@@ -25,3 +25,19 @@ def resource(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WarehouseResour
     monkeypatch.setenv("PRM_DATA_ROOT", str(tmp_path / "warehouse"))
     monkeypatch.setenv("PRM_INBOX", str(tmp_path / "inbox"))
     return WarehouseResource()
+
+
+def tiny_run_config(model: str, context: int) -> dict:
+    """Run config of the refresh job sized for tests: 4 problems, 2 samples, short generations."""
+    gen = {"max_tokens": 96}
+    return {
+        "ops": {
+            "problems": {"config": {"n_ops": [2, 3], "per_level": 2}},
+            "solutions": {"config": {"n_samples": 2, **gen}},
+            "rollouts": {"config": {"n_rollouts": 2, **gen}},
+            "mc_labels": {"config": {"n_rollouts": 3, **gen}},
+            "omegaprm_labels": {"config": {"k": 2, "max_searches": 4, **gen}},
+            "judgments": {"config": {"k": 2, "max_tokens": 24, "max_solutions": 3}},
+        },
+        "resources": {"generation": {"config": {"model": model, "kv_cache_gib": 0.5, "max_model_len": context}}},
+    }

@@ -7,24 +7,10 @@ import pytest
 
 from pipelines.definitions import defs
 from pipelines.partitions import partition_key, register_sources
+from tests.pipelines.conftest import tiny_run_config
 from warehouse import connect
 
 pytestmark = pytest.mark.slow
-
-
-def tiny_run_config(model: str, context: int) -> dict:
-    gen = {"max_tokens": 96}
-    return {
-        "ops": {
-            "problems": {"config": {"n_ops": [2, 3], "per_level": 2}},
-            "solutions": {"config": {"n_samples": 2, **gen}},
-            "rollouts": {"config": {"n_rollouts": 2, **gen}},
-            "mc_labels": {"config": {"n_rollouts": 3, **gen}},
-            "omegaprm_labels": {"config": {"k": 2, "max_searches": 4, **gen}},
-            "judgments": {"config": {"k": 2, "max_tokens": 24, "max_solutions": 3}},
-        },
-        "resources": {"generation": {"config": {"model": model, "kv_cache_gib": 0.5, "max_model_len": context}}},
-    }
 
 
 def test_the_refresh_graph_fills_every_table_and_passes_blocking_checks(

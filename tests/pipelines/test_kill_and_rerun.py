@@ -18,6 +18,7 @@ import pytest
 
 from pipelines.instance import ensure_dagster_home
 from pipelines.partitions import partition_key
+from tests.pipelines.conftest import tiny_run_config
 from warehouse import connect
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -31,22 +32,6 @@ DEMO = ("import json, sys\nfrom pipelines.demo import run\n"
         "results = run(sys.argv[1], 'arith', json.loads(sys.argv[2]))\n"
         "print(json.dumps({r.job_def.name: r.success for r in results}))\n"
         "sys.exit(0 if len(results) > 1 and results[1].success else 1)\n")
-
-
-def tiny_run_config(model: str, context: int) -> dict:
-    """test_full_graph.py's tiny_run_config."""
-    gen = {"max_tokens": 96}
-    return {
-        "ops": {
-            "problems": {"config": {"n_ops": [2, 3], "per_level": 2}},
-            "solutions": {"config": {"n_samples": 2, **gen}},
-            "rollouts": {"config": {"n_rollouts": 2, **gen}},
-            "mc_labels": {"config": {"n_rollouts": 3, **gen}},
-            "omegaprm_labels": {"config": {"k": 2, "max_searches": 4, **gen}},
-            "judgments": {"config": {"k": 2, "max_tokens": 24, "max_solutions": 3}},
-        },
-        "resources": {"generation": {"config": {"model": model, "kv_cache_gib": 0.5, "max_model_len": context}}},
-    }
 
 
 def _engine_holders(instance: dg.DagsterInstance) -> set[str]:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.prm.conftest import save_tiny_lm, train_tiny_prm
+
 TINY_CONTEXT = 160  # positions of the tiny models: a 40-step completion overflows the PRM's context
 
 
@@ -24,33 +26,13 @@ def _one_thread():
 @pytest.fixture(scope="session")
 def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A randomly initialised causal LM folder (model + char tokenizer)."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from prm.policy import build_char_tokenizer
-
-    folder = tmp_path_factory.mktemp("tiny-lm")
-    tokenizer = build_char_tokenizer()
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=TINY_CONTEXT,
-                         tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return save_tiny_lm(tmp_path_factory.mktemp("tiny-lm"), TINY_CONTEXT)
 
 
 @pytest.fixture(scope="session")
 def tiny_prm(tiny_lm: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A PRM folder (token-classification head + prm_convention.json) trained for two steps from ``tiny_lm``."""
-    from prm.training import PRMTrainConfig, train_prm
-
-    rows = [{"prompt": f"{i} plus 1", "completions": ["ok", "no"][: 1 + i % 2], "labels": [True, False][: 1 + i % 2]}
-            for i in range(8)]
-    config = PRMTrainConfig(base_model=str(tiny_lm), max_steps=2, batch_size=8, warmup_steps=0, logging_steps=1,
-                            eval_steps=10, save_steps=10)
-    return train_prm(rows, tmp_path_factory.mktemp("prm") / "prm", config)
+    return train_tiny_prm(tiny_lm, tmp_path_factory.mktemp("prm") / "prm")
 
 
 class KeywordScorer:

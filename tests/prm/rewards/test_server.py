@@ -28,6 +28,7 @@ from prm.rewards.config import RewardConfig
 from prm.rewards.server import RewardEngine, ServerConfig, ServerThread, create_app
 from prm.rewards.shaping import reward_for
 from prm.scoring import ScorerConfig, load_prm
+from tests.prm.conftest import save_tiny_lm
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 CONTEXT = 512  # positions of the tiny PRM: ~60 arithmetic steps fit, 100 do not
@@ -49,21 +50,9 @@ def _one_thread():
 @pytest.fixture(scope="session")
 def tiny_prm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A PRM trained for 2 steps from a ~5k-parameter Llama over the policy's character tokenizer."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from prm.policy import build_char_tokenizer
     from prm.training import PRMTrainConfig, train_prm
 
-    base = tmp_path_factory.mktemp("tiny-base")
-    tok = build_char_tokenizer()
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=CONTEXT,
-                         tie_word_embeddings=True, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-                         pad_token_id=tok.pad_token_id)
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(base)
-    tok.save_pretrained(base)
+    base = save_tiny_lm(tmp_path_factory.mktemp("tiny-base"), CONTEXT)
     rows = [{"prompt": f"{p} plus 1, plus 2", "completions": [f"{p}+1 = {p + 1}", f"{p + 1}+2 = {p + 3 + s}"],
              "labels": [True, s == 0]} for p in range(8) for s in range(2)]
     out = tmp_path_factory.mktemp("tiny-prm")

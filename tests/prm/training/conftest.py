@@ -10,9 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from transformers import LlamaConfig, LlamaForCausalLM
 
-from prm.policy import build_char_tokenizer
+from tests.prm.conftest import save_tiny_lm
 from warehouse import Warehouse
 
 DAY = "2026-11-20"
@@ -23,18 +22,7 @@ TINY_CONTEXT = 160  # positions of the tiny base; a 20-step solution overflows i
 @pytest.fixture(scope="session")
 def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A randomly initialised causal LM folder (model + tokenizer) that AutoModelForTokenClassification loads."""
-    folder = tmp_path_factory.mktemp("tiny-base")
-    tokenizer = build_char_tokenizer()
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=TINY_CONTEXT,
-                         tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
-    import torch
-
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return save_tiny_lm(tmp_path_factory.mktemp("tiny-base"), TINY_CONTEXT)
 
 
 def solution_steps(p: int, s: int) -> tuple[list[str], list[bool]]:
