@@ -1,8 +1,9 @@
 """Which label source trains the best PRM per rollout paid: the label-source comparison at benchmark size.
 
 Run: ``.venv/bin/python benchmarks/prm.py`` (uses the shipped default policy; trains nothing but PRMs).
-Generates word problems of 4-10 steps (the policy was trained on 1-8, so the 9- and 10-step ones hold the mistakes
-a PRM must catch), samples 8 solutions each with vLLM, labels them through the partition functions the
+Generates word problems of 4-8 steps (the shipped policy gets ~90% of 4-step and ~27% of 8-step ones right, so
+every level holds both right and wrong solutions; at 9-10 steps it is almost never right, which leaves best-of-N
+nothing to pick), samples 8 solutions each with vLLM, labels them through the partition functions the
 Dagster assets call (MC and OmegaPRM over one rollout cache, progress from MC's rollouts, SymPy, the
 ``formal_override`` consensus), then trains one PRM per label source on the same problems (easy-to-hard:
 train and validate on <= ``--train-max-steps`` steps, test on longer problems) and evaluates all on the
@@ -50,19 +51,23 @@ SOURCE, DAY = "bench", "2026-01-01"
 
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--levels", type=int, nargs="+", default=[4, 6, 8, 9, 10], help="gold steps per problem")
-    p.add_argument("--per-level", type=int, default=24, help="problems per level")
+    p.add_argument("--levels", type=int, nargs="+", default=[4, 5, 6, 7, 8], help="gold steps per problem")
+    p.add_argument("--per-level", type=int, default=32, help="problems per level")
     p.add_argument("--samples", type=int, default=8, help="solutions per problem (best-of-N uses them all)")
     p.add_argument("--rollouts", type=int, default=8, help="MC rollouts per prefix and OmegaPRM's k")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of solutions")
-    p.add_argument("--train-max-steps", type=int, default=8, help="easy-to-hard: longer problems are the test set")
-    p.add_argument("--prm-steps", type=int, default=300, help="optimizer steps per PRM")
+    p.add_argument("--train-max-steps", type=int, default=6, help="easy-to-hard: longer problems are the test set")
+    p.add_argument("--prm-steps", type=int, default=100, help="optimizer steps per PRM")
     p.add_argument("--val-share", type=float, default=0.25, help="short problems held out for thresholds")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--methods", nargs="+", default=["truth", "mc", "omegaprm", "progress", "sympy", "consensus"],
+                   help="label sources compared (one PRM each)")
+    p.add_argument("--workdir", default=None, help="keep the warehouse and PRMs here; a warehouse already holding "
+                   "the benchmark's labels is reused, so PRM settings can be compared without labeling again")
     p.add_argument("--quick", action="store_true", help="a smoke run: 3 levels, 6 problems each, 60 PRM steps")
     args = p.parse_args()
     if args.quick:
-        args.levels, args.per_level, args.samples, args.rollouts, args.prm_steps = [6, 8, 10], 6, 4, 4, 60
+        args.levels, args.per_level, args.samples, args.rollouts, args.prm_steps = [4, 6, 8], 6, 4, 4, 60
         args.val_share = 0.5
     return args
 
@@ -121,16 +126,20 @@ def scoring_speed(model_dir: Path, solutions: list[dict]) -> dict:
 
 def main() -> None:
     args = _args()
-    with tempfile.TemporaryDirectory(prefix="prm-bench-") as scratch:
-        wh = Warehouse(Path(scratch) / "warehouse")
-        build_labels(wh, args)
+    with tempfile.TemporaryDirectory(prefix="prm-bench-") as tmp:
+        scratch = Path(args.workdir or tmp)
+        wh = Warehouse(scratch / "warehouse")
+        if wh.files("step_labels"):
+            _emit({"reused_labels": str(wh.root)})
+        else:
+            build_labels(wh, args)
         data = TrainingSetConfig(method="truth", train_max_steps=args.train_max_steps, val_share=args.val_share,
                                  source=SOURCE, split_seed=args.seed)
-        config = ComparisonConfig(methods=("truth", "mc", "omegaprm", "progress", "sympy", "consensus"), data=data,
+        config = ComparisonConfig(methods=tuple(args.methods), data=data,
                                   train=PRMTrainConfig(max_steps=args.prm_steps, eval_steps=10_000,
                                                        save_steps=10_000, seed=args.seed))
         started = time.perf_counter()
-        results = compare_label_sources(wh.root, Path(scratch) / "prms", config,
+        results = compare_label_sources(wh.root, scratch / "prms", config,
                                         progress=lambda m: print(m, file=sys.stderr, flush=True))
         table = comparison_table(results)
         for row in table:

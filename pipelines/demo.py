@@ -36,8 +36,9 @@ EXAMPLES = [
 ]
 
 
-def run(day: str, source: str, run_config: dict | None = None) -> list[dg.ExecuteInProcessResult]:
-    """Check the policy, materialize the refresh job for (day, source), then train and evaluate PRMs on it."""
+def run(day: str, source: str, run_config: dict | None = None, rl: bool = True) -> list[dg.ExecuteInProcessResult]:
+    """Check the policy, materialize the refresh job for (day, source), train and evaluate PRMs on it, then
+    (``rl``) a short GRPO run of the reward arms on the new PRM."""
     ensure_dagster_home()
     from pipelines.definitions import defs  # after DAGSTER_HOME is set
 
@@ -55,7 +56,10 @@ def run(day: str, source: str, run_config: dict | None = None) -> list[dg.Execut
     if not refresh.success:
         return [warm, refresh]
     prm = _execute(defs.resolve_job_def("prm"), instance, run_config={**logging, **prm_run_config(source)})
-    return [warm, refresh, prm]
+    if not prm.success or not rl:
+        return [warm, refresh, prm]
+    # assets.rl.RLAssetConfig's defaults are the demo's size: 6 GRPO steps per arm, a minute or two on CPU.
+    return [warm, refresh, prm, _execute(defs.resolve_job_def("rl"), instance, run_config=logging)]
 
 
 def prm_run_config(source: str) -> dict:
@@ -129,18 +133,28 @@ def main(argv: list[str] | None = None) -> int:
     print(f"runs {', '.join(r.run_id[:8] for r in results)} succeeded in {took:.0f}s "
           f"for day={args.day} source={args.source}\n")
     print(summary(Warehouse()))
-    print(model_half(results[-1]))
+    print(model_half(results))
     return 0
 
 
-def model_half(result: dg.ExecuteInProcessResult) -> str:
-    """The PRM's evaluation and the label-source comparison, as the prm run's metadata holds them."""
+# (asset, metadata key, title): the tables the model half prints, in the order of its runs.
+MODEL_TABLES = (
+    ("prm_evaluation", "evaluation", "PRM (OmegaPRM labels) on held-out solutions"),
+    ("label_source_comparison", "comparison", "label-source comparison (the headline)"),
+    ("rl_run", "comparison", "GRPO on the policy, one arm per reward, same steps (held-out accuracy before/after)"),
+)
+
+
+def model_half(results: list[dg.ExecuteInProcessResult]) -> str:
+    """The PRM's evaluation, the label-source comparison and the RL arms, as the runs' metadata holds them."""
     lines = []
-    for node, key, title in (("prm_evaluation", "evaluation", "PRM (OmegaPRM labels) on held-out solutions"),
-                             ("label_source_comparison", "comparison", "label-source comparison (the headline)")):
-        for mat in result.asset_materializations_for_node(node):
-            if key in mat.metadata:
-                lines += ["", f"{title}:", str(mat.metadata[key].value)]
+    for node, key, title in MODEL_TABLES:
+        for result in results:
+            if node not in result.job_def.graph.node_names():
+                continue
+            for mat in result.asset_materializations_for_node(node):
+                if key in mat.metadata:
+                    lines += ["", f"{title}:", str(mat.metadata[key].value)]
     return "\n".join(lines)
 
 

@@ -28,7 +28,12 @@ import numpy as np
 from prm.evaluation.metrics import first_error_accuracies, gap_closed, harmonic_mean, processbench_f1, roc_auc
 from prm.format import first_error_of, labels_from_first_error
 
-AGGREGATIONS = ("min", "product", "last", "mean")  # this order breaks ties when choosing on validation
+# How best-of-N picks with a PRM, in the order that breaks ties when choosing on validation: the solution whose
+# aggregated score is highest, or (``vote_*``) the answer whose solutions' aggregated scores sum highest, the
+# PRM-weighted majority vote of Math-Shepherd and "Lessons of Developing PRMs".
+SCORE_AGGREGATIONS = ("min", "product", "last", "mean")
+VOTE_PREFIX = "vote_"
+AGGREGATIONS = (*SCORE_AGGREGATIONS, *(VOTE_PREFIX + h for h in ("min", "mean", "last")))
 MAJORITY, RANDOM, ORACLE = "majority_vote", "random_pick", "oracle"  # best-of-N references, also model names
 CONSTANT, LENGTH = "baseline:constant", "baseline:length"
 DEFAULT_BON_N = 8  # issue 11's acceptance criterion is best-of-8
@@ -239,7 +244,7 @@ def aggregate(scores: Sequence[float], how: str) -> float:
         return scores[-1]
     if how == "mean":
         return sum(scores) / len(scores)
-    raise ValueError(f"unknown aggregation {how!r}; choose one of {AGGREGATIONS}")
+    raise ValueError(f"unknown aggregation {how!r}; choose one of {SCORE_AGGREGATIONS}")
 
 
 def majority_pick(solutions: Sequence[ScoredSolution]) -> ScoredSolution:
@@ -262,10 +267,37 @@ def majority_pick(solutions: Sequence[ScoredSolution]) -> ScoredSolution:
     return first[max(votes, key=votes.__getitem__)]  # max keeps the first of equal counts; dicts keep order
 
 
+def weighted_vote_pick(solutions: Sequence[ScoredSolution], how: str) -> ScoredSolution:
+    """The first solution of the answer whose solutions' ``aggregate(scores, how)`` sum highest (scores are
+    probabilities, so ``how`` is ``min``, ``mean`` or ``last``); as :func:`majority_pick` for no answers.
+
+    >>> sols = as_solutions([{"solution_id": i, "problem_id": "p", "scores": [x], "final_answer": a}
+    ...                      for i, a, x in zip("abc", ["3", "5", "5"], [0.9, 0.3, 0.4])])
+    >>> weighted_vote_pick(sols, "min").solution_id, majority_pick(sols).solution_id
+    ('a', 'b')
+    """
+    weight: dict[str, float] = defaultdict(float)
+    first: dict[str, ScoredSolution] = {}
+    for s in solutions:
+        if s.final_answer is not None and s.scores:
+            weight[s.final_answer] += aggregate(s.scores, how)
+            first.setdefault(s.final_answer, s)
+    if not weight:
+        return majority_pick(solutions)
+    return first[max(weight, key=weight.__getitem__)]
+
+
+def _pick(pool: Sequence[ScoredSolution], how: str) -> ScoredSolution:
+    if how.startswith(VOTE_PREFIX):
+        return weighted_vote_pick(pool, how.removeprefix(VOTE_PREFIX))
+    keys = [aggregate(s.scores, how) for s in pool]
+    return pool[keys.index(max(keys))]
+
+
 def bon_accuracies(solutions: Sequence[ScoredSolution], n: int) -> tuple[dict[str, float], int]:
     """(accuracy per method, problems counted) of best-of-``n`` over each problem's first ``n`` solutions.
 
-    Methods: each aggregation (the highest-scoring solution, the first of equals), :data:`MAJORITY`,
+    Methods: each of :data:`AGGREGATIONS` (the first of equal picks), :data:`MAJORITY`,
     :data:`RANDOM` (the exact expected accuracy of a uniform pick: the mean correctness) and :data:`ORACLE`
     (pass@n: any solution correct).
     """
@@ -281,8 +313,7 @@ def bon_accuracies(solutions: Sequence[ScoredSolution], n: int) -> tuple[dict[st
     for pool in pools:
         ok = [bool(s.is_correct) for s in pool]
         for how in AGGREGATIONS:
-            keys = [aggregate(s.scores, how) for s in pool]
-            totals[how] += ok[keys.index(max(keys))]
+            totals[how] += bool(_pick(pool, how).is_correct)
         totals[MAJORITY] += bool(majority_pick(pool).is_correct)
         totals[RANDOM] += sum(ok) / len(ok)
         totals[ORACLE] += any(ok)

