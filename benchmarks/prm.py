@@ -52,12 +52,12 @@ SOURCE, DAY = "bench", "2026-01-01"
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--levels", type=int, nargs="+", default=[4, 5, 6, 7, 8], help="gold steps per problem")
-    p.add_argument("--per-level", type=int, default=32, help="problems per level")
+    p.add_argument("--per-level", type=int, default=96, help="problems per level")
     p.add_argument("--samples", type=int, default=8, help="solutions per problem (best-of-N uses them all)")
     p.add_argument("--rollouts", type=int, default=8, help="MC rollouts per prefix and OmegaPRM's k")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of solutions")
     p.add_argument("--train-max-steps", type=int, default=6, help="easy-to-hard: longer problems are the test set")
-    p.add_argument("--prm-steps", type=int, default=100, help="optimizer steps per PRM")
+    p.add_argument("--prm-steps", type=int, default=300, help="optimizer steps per PRM")
     p.add_argument("--val-share", type=float, default=0.25, help="short problems held out for thresholds")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--methods", nargs="+", default=["truth", "mc", "omegaprm", "progress", "sympy", "consensus"],

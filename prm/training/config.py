@@ -32,10 +32,13 @@ class PRMTrainConfig:
     warmup_steps: int = 10  # linear warmup so the new head's first large gradients do not wreck the backbone
     num_epochs: float = 3.0  # passes over the train rows; ignored when max_steps > 0
     max_steps: int = -1  # optimizer steps; > 0 overrides num_epochs (HF Trainer semantics)
-    batch_size: int = 16  # solutions per step; a solution is ~100-500 tokens for the arithmetic policy
+    # Solutions per optimizer step over all processes (each of N launched ranks takes batch_size / N, so one- and
+    # N-process runs see the same rows per step); a solution is ~100-500 tokens for the arithmetic policy.
+    batch_size: int = 16
     seed: int = 0  # seeds the head's init, LoRA init and the data order
-    # One CPU thread: a fixed count keeps the reduction order (so the weights) the same on every machine and
-    # stops two torch processes from oversubscribing a 2-core box (as PolicyTrainConfig.torch_threads).
+    # One CPU thread per process: a fixed count keeps the reduction order (so the weights) the same on every
+    # machine and stops two torch processes from oversubscribing a 2-core box (as PolicyTrainConfig.torch_threads);
+    # under a launcher every rank sets it, so N ranks use N x torch_threads cores.
     torch_threads: int = 1
     max_length: int | None = None  # tokens per solution; None = the backbone's max_position_embeddings
     # --- logging, evaluation on the val rows, checkpoints under out_dir/checkpoints ---

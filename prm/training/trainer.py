@@ -4,6 +4,16 @@ The saved folder is a normal HF model folder (``AutoModelForTokenClassification`
 are merged in) plus its tokenizer, ``prm_convention.json`` (where the scorer reads the head) and
 ``prm_card.json`` (config, label method, counts, skipped rows, final metrics). Trainer checkpoints live in
 ``<out_dir>/checkpoints``; ``resume=True`` continues from the last one.
+
+Several processes (``accelerate launch --multi_gpu --num_processes N`` or ``torchrun --nproc_per_node N``
+running ``python -m prm.training train``): DDP over gloo on CPU, NCCL on CUDA. The configured ``batch_size``
+stays the global batch (each rank takes ``batch_size / N`` rows of the same seeded order a one-process run
+reads), the loss is the mean over the global batch's tags, and only rank 0 writes the folder. With train rows
+a multiple of ``batch_size`` the N-process run takes the one-process run's steps (to float rounding, head
+dropout aside); otherwise each epoch's short last batch is topped up with rows from the epoch's start
+(accelerate's ``even_batches``), where one process takes it short. Val step accuracy and AUC come from all
+ranks' gathered predictions; ``eval_loss`` is the Trainer's average of per-rank losses, close but not equal
+to the one-process value when the val rows do not split evenly.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from transformers import Trainer, TrainerCallback, TrainingArguments, set_seed
 from transformers.trainer_utils import get_last_checkpoint
 
 from prm.evaluation.metrics import roc_auc
+from prm.export.io import atomic_write_text
 from prm.format import ContextOverflowError
 from prm.training.config import PRMTrainConfig
 from prm.training.constants import CARD_FILE, CHECKPOINT_DIR, CONVENTION_NAME, IGNORE_INDEX, META_FILE, SPLITS
@@ -82,6 +93,11 @@ class PRMTrainer(Trainer):
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):  # type: ignore[override]
         outputs = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"])
         loss = prm_loss(outputs.logits, inputs["labels"], self.label_kind, self.class_weights, num_items_in_batch)
+        if num_items_in_batch is not None and self.args.average_tokens_across_devices:
+            # num_items_in_batch counts the tags of every rank's batch and DDP averages the ranks' gradients, so
+            # this rank's tag sum / global count is scaled back up by the rank count (as Trainer.compute_loss
+            # does): the gradient is then that of the global batch's mean, whatever the number of processes.
+            loss = loss * self.accelerator.num_processes
         return (loss, outputs) if return_outputs else loss
 
 
@@ -131,9 +147,27 @@ def _encode(rows: Sequence[Mapping[str, Any]], tokenizer: Any, config: PRMTrainC
     return encoded
 
 
+def per_device_batch(batch_size: int, world_size: int) -> int:
+    """Rows per rank and step so that ``world_size`` ranks together take ``batch_size`` (the global batch).
+
+    >>> per_device_batch(16, 2)
+    8
+    >>> per_device_batch(16, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: PRMTrainConfig.batch_size=16 does not split over 3 processes...
+    """
+    if batch_size % world_size:
+        raise ValueError(f"PRMTrainConfig.batch_size={batch_size} does not split over {world_size} processes: it is "
+                         f"the global batch, each rank takes batch_size / {world_size}; set a multiple of {world_size} "
+                         "or launch a number of processes that divides it")
+    return batch_size // world_size
+
+
 def _training_args(out: Path, config: PRMTrainConfig, has_val: bool) -> TrainingArguments:
+    """The Trainer's arguments; building them joins the process group when a launcher started several ranks."""
     cuda = torch.cuda.is_available()
-    return TrainingArguments(
+    args = TrainingArguments(
         output_dir=str(out / CHECKPOINT_DIR),
         per_device_train_batch_size=config.batch_size,
         per_device_eval_batch_size=config.batch_size,
@@ -159,6 +193,16 @@ def _training_args(out: Path, config: PRMTrainConfig, has_val: bool) -> Training
         dataloader_num_workers=0,
         disable_tqdm=True,
     )
+    # Known only once the process group is up (args.world_size reads it); the same samples per optimizer
+    # step at any process count keep one- and N-process runs comparable.
+    args.per_device_train_batch_size = per_device_batch(config.batch_size, args.world_size)
+    args.per_device_eval_batch_size = args.per_device_train_batch_size
+    return args
+
+
+def _barrier(args: TrainingArguments) -> None:
+    if args.world_size > 1:
+        torch.distributed.barrier()
 
 
 def train_prm(data: TrainData, out_dir: str | Path, config: PRMTrainConfig | None = None, *,
@@ -193,10 +237,6 @@ def _train(source: _Source, out: Path, config: PRMTrainConfig, resume: bool) -> 
     if resume and last is None:
         raise FileNotFoundError(f"resume=True but {checkpoints} holds no checkpoint; train with resume=False first "
                                 "(checkpoints are written every save_steps steps)")
-    if not resume and checkpoints.is_dir():
-        log.warning("removing old checkpoints in %s: a fresh run must not resume from another run's state", checkpoints)
-        shutil.rmtree(checkpoints)
-
     set_seed(config.seed)
     model, tokenizer = load_backbone(config)
     max_length = context_length(model, config)
@@ -207,9 +247,14 @@ def _train(source: _Source, out: Path, config: PRMTrainConfig, resume: bool) -> 
                          "PRMTrainConfig.max_length on a backbone with a longer context")
     check_both_classes(encoded.rows["train"], "the train rows")
     has_val = bool(encoded.examples["val"])
+    args = _training_args(out, config, has_val)
+    if not resume and args.should_save and checkpoints.is_dir():  # rank 0 only; the others wait at the barrier
+        log.warning("removing old checkpoints in %s: a fresh run must not resume from another run's state", checkpoints)
+        shutil.rmtree(checkpoints)
+    _barrier(args)
     trainer = PRMTrainer(
         model=model,
-        args=_training_args(out, config, has_val),
+        args=args,
         train_dataset=encoded.examples["train"],
         eval_dataset=encoded.examples["val"] or None,
         data_collator=PadCollator(tokenizer.pad_token_id, config.label_kind),
@@ -230,13 +275,15 @@ def _train(source: _Source, out: Path, config: PRMTrainConfig, resume: bool) -> 
     model = trainer.model
     if config.lora_r:
         model = model.merge_and_unload()  # a plain HF folder: no peft needed to load or score it
-    _save(out, model, tokenizer, source, config, encoded, trainer, final, Path(last).name if resume else None)
+    if trainer.is_world_process_zero():
+        _save(out, model, tokenizer, source, config, encoded, trainer, final, Path(last).name if resume else None)
+    _barrier(args)  # every rank returns a finished folder
     return out
 
 
 def _save(out: Path, model: Any, tokenizer: Any, source: _Source, config: PRMTrainConfig, encoded: _Encoded,
           trainer: PRMTrainer, final: dict[str, float], resumed_from: str | None) -> None:
-    """Model, tokenizer, convention file, then the card last: a folder with a card is complete."""
+    """Model, tokenizer, convention file, then the card last (atomically): a folder with a card is complete."""
     from prm.models import model_version
 
     out.mkdir(parents=True, exist_ok=True)
@@ -261,6 +308,8 @@ def _save(out: Path, model: Any, tokenizer: Any, source: _Source, config: PRMTra
         "skipped_context_overflow": {s: encoded.skipped[s] for s in ("train", "val")},
         "max_length": context_length(model, config),
         "global_step": state.global_step,
+        "world_size": trainer.args.world_size,  # processes that trained it; batch_size is their global batch
+        "per_device_batch_size": trainer.args.per_device_train_batch_size,
         "epoch": state.epoch,
         "resumed_from": resumed_from,
         "loss_history": [[e["step"], e["loss"]] for e in state.log_history if "loss" in e],
@@ -272,7 +321,7 @@ def _save(out: Path, model: Any, tokenizer: Any, source: _Source, config: PRMTra
         "dtype": "bf16" if trainer.args.bf16 else "fp32",
         "torch_version": torch.__version__,
     }
-    (out / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
+    atomic_write_text(out / CARD_FILE, json.dumps(card, indent=2) + "\n")
 
 
 def read_prm_card(folder: str | Path) -> dict[str, Any]:

@@ -26,8 +26,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 DAY = "2026-11-18"
 LABELING = {"mc_labels", "omegaprm_labels"}  # engine-bound: a kill there leaves the engine slot claimed
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-# What `make demo` does, on the tiny config, without the RL run (tests/prm/rl covers it). The exit code is the refresh run's: the model half that follows
-# it trains on everything labeled so far, and the tiny partition's labels may well be all one class.
+# What `make demo` does, on the tiny config, without the RL run (tests/prm/rl covers it). The exit code is the
+# refresh run's: the model half that follows it trains on everything labeled so far, and the tiny partition's
+# labels may well be all one class.
 DEMO = ("import json, sys\nfrom pipelines.demo import run\n"
         "results = run(sys.argv[1], 'arith', json.loads(sys.argv[2]), rl=False)\n"
         "print(json.dumps({r.job_def.name: r.success for r in results}))\n"

@@ -111,3 +111,5 @@ def test_a_finished_comparison_resumes_by_reading_its_arms_back(comparison: Comp
     other = RLRunConfig(**{**comparison.config.to_dict(), "learning_rate": 1.0})
     assert load_result(out / "outcome", run_key(tiny_lm, tiny_prm, other)) is None  # another config reruns
     assert load_result(out / "outcome", run_key(tiny_lm, tiny_prm, comparison.config)) == comparison.results[0]
+    fewer = RLRunConfig(**{**comparison.config.to_dict(), "arms": ("outcome",)})  # the arms compared are not the key
+    assert load_result(out / "outcome", run_key(tiny_lm, tiny_prm, fewer)) == comparison.results[0]

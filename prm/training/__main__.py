@@ -1,0 +1,96 @@
+"""Train a PRM from a TRL-format export: ``python -m prm.training train --data ROWS --out DIR [--max-steps N]``.
+
+The same command runs under a launcher, one process per rank (DDP: gloo on CPU, NCCL on CUDA)::
+
+    accelerate launch --multi_gpu --num_processes 2 -m prm.training train --data rows.jsonl --out models/prm
+    torchrun --nproc_per_node 2 -m prm.training train --data rows.jsonl --out models/prm
+
+``--multi_gpu`` is accelerate's name for its torchrun launcher and also serves CPU-only machines; its
+``--cpu --num_processes N`` starts one process unless mpirun is configured, which this command refuses.
+``--batch-size`` is the global batch (each of N ranks takes batch_size / N); only rank 0 writes ``--out``
+and prints the card's summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from prm.training.config import PRMTrainConfig
+
+# The annotations of PRMTrainConfig's fields (strings under ``from __future__ import annotations``) and the
+# argparse type of each; bools become --flag / --no-flag.
+_OPTION_TYPES = {"int": int, "float": float, "str": str, "int | None": int}
+# What the card summary printed after training holds.
+_SUMMARY_KEYS = ("global_step", "world_size", "per_device_batch_size", "rows", "final_metrics")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m prm.training", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    train = sub.add_parser(
+        "train", help="train a PRM folder from TRL stepwise rows (.jsonl, .parquet, datasets folder)",
+        description="Example: python -m prm.training train --data exports/omegaprm.jsonl --out models/prm "
+                    "--max-steps 300")
+    train.add_argument("--data", type=Path, required=True,
+                       help="TRL stepwise-supervision rows: a .jsonl or .parquet file, a datasets save_to_disk "
+                            "folder, or a TrainingSet.save folder")
+    train.add_argument("--out", type=Path, required=True, help="PRM folder to write (HF model + prm_card.json)")
+    train.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --out")
+    for f in dataclasses.fields(PRMTrainConfig):
+        flag = f"--{f.name.replace('_', '-')}"
+        if f.type in (bool, "bool"):
+            train.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
+                               help=f"default {f.default}")
+        else:
+            train.add_argument(flag, type=_OPTION_TYPES[str(f.type)], default=None, help=f"default {f.default}")
+    return parser
+
+
+def _config(args: argparse.Namespace) -> PRMTrainConfig:
+    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(PRMTrainConfig)
+                 if getattr(args, f.name) is not None}
+    return PRMTrainConfig(**overrides)
+
+
+def _single_process_launch() -> bool:
+    """accelerate's plain launcher (``--cpu`` with N > 1 and no mpirun) sets MASTER_ADDR but starts one process."""
+    return "ACCELERATE_USE_CPU" in os.environ and "MASTER_ADDR" in os.environ and "WORLD_SIZE" not in os.environ
+
+
+def _fail(message: str) -> int:
+    print(f"Error: {message}", file=sys.stderr)
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if _single_process_launch():
+        return _fail("accelerate launch started one process although --num_processes > 1 (its --cpu launcher needs "
+                     "mpirun) - launch with `accelerate launch --multi_gpu --num_processes N` or `torchrun "
+                     "--nproc_per_node N`, which run DDP over gloo on CPU")
+    if not args.data.exists():
+        return _fail(f"--data {args.data} does not exist - pass a TRL stepwise export (.jsonl, .parquet or a "
+                     "datasets folder)")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from prm.training.trainer import read_prm_card, train_prm  # torch and transformers: after the cheap checks
+
+    try:
+        config = _config(args)
+        folder = train_prm(args.data, args.out, config, resume=args.resume)
+    except (ValueError, FileNotFoundError) as exc:
+        return _fail(str(exc))
+    if int(os.environ.get("RANK", "0")) == 0:  # the rank that wrote the folder; the others print nothing
+        card = read_prm_card(folder)
+        print(json.dumps({"out": str(folder), **{k: card.get(k) for k in _SUMMARY_KEYS}}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
