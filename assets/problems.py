@@ -56,10 +56,12 @@ def problems(context: dg.AssetExecutionContext, config: ProblemsConfig, warehous
     records = loaded.records
     if loaded.rejected:
         context.log.warning(f"{len(loaded.rejected)} rows rejected, first: " + "; ".join(map(str, loaded.rejected[:5])))
-    seen = _existing_ids(warehouse, day, source)
-    fresh = [r for r in records if r.problem_id not in seen]
-    result = warehouse.get().write("problems", [r.to_row() for r in fresh], source=source, day=day,
-                                   run_id=context.run_id, writer="problems", replace=True)
+    # Parallel partitions may draw the same question: reading other partitions' ids and writing is one step.
+    with warehouse.get().table_lock("problems"):
+        seen = _existing_ids(warehouse, day, source)
+        fresh = [r for r in records if r.problem_id not in seen]
+        result = warehouse.get().write("problems", [r.to_row() for r in fresh], source=source, day=day,
+                                       run_id=context.run_id, writer="problems", replace=True)
     if not records:
         outcome = f"no problems: source {source} yielded none for {day}"
     elif result.path is None:  # a normal nightly result, e.g. day 2 of a dropped-in file: nothing is new

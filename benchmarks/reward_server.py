@@ -46,6 +46,8 @@ def _args() -> argparse.Namespace:
     p.add_argument("--max-wait-ms", type=float, default=10.0, help="server: batching latency bound")
     p.add_argument("--threads", type=int, default=1, help="server: torch CPU threads")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"), default="auto",
+                   help="server: PRM dtype (auto: bf16 on CUDA, fp32 on CPU)")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args()
 
@@ -97,6 +99,7 @@ def start_server(model: Path, args: argparse.Namespace, log: Path) -> tuple[subp
     cmd = [sys.executable, "-m", "prm.rewards.cli", "serve", "--model", str(model), "--shaping", "min",
            "--host", "127.0.0.1", "--port", str(port), "--max-batch", str(args.max_batch),
            "--max-wait-ms", str(args.max_wait_ms), "--threads", str(args.threads), "--device", args.device,
+           "--dtype", args.dtype,
            "--max-samples", "1", "--log-level", "warning"]
     if args.forward_batch:
         cmd += ["--forward-batch", str(args.forward_batch)]

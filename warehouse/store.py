@@ -13,7 +13,8 @@ import datetime as dt
 import os
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warehouse.commit import commit, delete_committed, recover, write_temp
+from warehouse.commit import commit, delete_committed, partition_lock, recover, write_temp
 from warehouse.config import default_root
 from warehouse.schemas import PARTITION_COLUMNS, TABLES, file_schema
 from warehouse.validate import Rows, SchemaError, validate_rows
@@ -140,6 +141,17 @@ class Warehouse:
             tmp = write_temp(data, final)
         replaced = commit(folder, tmp, final, replace_prefix=writer_prefix if replace else None)
         return WriteResult(table=table, path=final, rows=data.num_rows, replaced=replaced)
+
+    @contextmanager
+    def table_lock(self, table: str) -> Iterator[None]:
+        """Hold ``table``'s exclusive lock: for a read-then-write across partitions (e.g. "append only ids no
+        other partition holds") that parallel runs must not interleave. Writes inside take their partition's
+        own lock as usual."""
+        self.schema(table)
+        folder = self.root / table
+        folder.mkdir(parents=True, exist_ok=True)
+        with partition_lock(folder):
+            yield
 
     def read(self, table: str) -> pa.Table:
         """All rows of ``table`` as Arrow, partition columns included (empty table if none)."""

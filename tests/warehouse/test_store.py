@@ -152,3 +152,25 @@ def test_every_table_has_the_provenance_and_partition_columns() -> None:
     for name, schema in TABLES.items():
         assert {"run_id", "created_at", "source", "day"} <= set(schema.names), name
         assert schema.metadata[b"schema_version"] == str(SCHEMA_VERSION).encode()
+
+
+
+def test_table_lock_is_exclusive_across_processes(tmp_path):
+    """A second process waits for the table lock until the first lets go (no fixed sleep decides the outcome:
+    the child records when it got the lock, the parent when it released it)."""
+    wh = Warehouse(tmp_path / "wh")
+    acquired = tmp_path / "acquired"
+    script = textwrap.dedent(f"""
+        import time
+        from warehouse import Warehouse
+        with Warehouse({str(wh.root)!r}).table_lock("problems"):
+            open({str(acquired)!r}, "w").write(str(time.monotonic()))
+    """)
+    with wh.table_lock("problems"):
+        child = subprocess.Popen([sys.executable, "-c", script])
+        time.sleep(1.0)  # time for the child to start and block on the lock
+        assert not acquired.exists()
+        released = time.monotonic()
+    assert child.wait(timeout=120) == 0
+    assert float(acquired.read_text()) >= released
+    assert wh.files("problems") == []  # the lock file is not a data file
