@@ -47,7 +47,7 @@ def _args() -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=1, help="server: torch CPU threads")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"), default="auto",
-                   help="server: PRM dtype (auto: bf16 on CUDA, fp32 on CPU)")
+                   help="server: PRM dtype (auto: the server's choice, bf16 on CUDA and on CPUs with native bf16)")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args()
 

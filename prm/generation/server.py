@@ -99,7 +99,7 @@ def start_openai_server(config: GenerationConfig, port: int | None = None, timeo
 
 
 def server_flags(config: GenerationConfig, *, on_cpu: bool, native_bf16: bool) -> list[str]:
-    """``engine_kwargs`` as api_server flags: ``--name value``, booleans as ``--name`` / ``--no-name``.
+    """``engine_kwargs`` as api_server flags: ``--name value``, booleans as ``--name`` / ``--no-name``, None left out.
 
     >>> flags = server_flags(GenerationConfig(model="org/m", max_model_len=512), on_cpu=True, native_bf16=True)
     >>> flags[:2], flags[flags.index("--dtype") + 1], flags[flags.index("--block-size") + 1]
@@ -112,6 +112,8 @@ def server_flags(config: GenerationConfig, *, on_cpu: bool, native_bf16: bool) -
     flags: list[str] = []
     for name, value in kwargs.items():
         flag = "--" + name.replace("_", "-")
+        if value is None:  # the server's own default, as for the offline engine
+            continue
         if isinstance(value, bool):
             flags.append(flag if value else "--no-" + flag[2:])
         else:

@@ -33,6 +33,23 @@ def main() -> None:
     """
 
 
+def server_dtype(dtype: str, device: str) -> str:
+    """The server's dtype: ``auto`` is bf16 on CUDA and on CPUs with native bf16, where it serves concurrent
+    load faster (measured on AVX512-BF16: 3.6x one-at-a-time throughput vs 2.5x in fp32; a lone request is ~10%
+    slower), else fp32. The library's ScorerConfig keeps fp32 on CPU, where scores must match to 1e-6.
+
+    >>> server_dtype("float32", "cpu"), server_dtype("auto", "cuda")
+    ('float32', 'bfloat16')
+    """
+    if dtype != "auto":
+        return dtype
+    if device.startswith("cuda"):
+        return "bfloat16"
+    from prm.generation.vllm_worker import cpu_has_native_bf16
+
+    return "bfloat16" if cpu_has_native_bf16() else "float32"
+
+
 @main.command()
 @click.option("--model", "model_dir", required=True, type=click.Path(path_type=Path),
               help="PRM folder (config.json, weights, prm_convention.json), e.g. one prm.training.train_prm wrote.")
@@ -59,7 +76,7 @@ def main() -> None:
 @click.option("--device", type=click.Choice(DEVICES), default="auto", show_default=True,
               help="auto: cuda when available, else cpu.")
 @click.option("--dtype", type=click.Choice(DTYPES), default="auto", show_default=True,
-              help="auto: bfloat16 on CUDA, float32 on CPU.")
+              help="auto: bfloat16 on CUDA and on CPUs that compute it natively (AVX512-BF16/AMX), else float32.")
 @click.option("--threads", type=int, default=None, help="torch CPU threads (default: torch's own choice).")
 @click.option("--trust-remote-code", is_flag=True,
               help="Load a PRM whose head is code in its folder (Qwen2.5-Math-PRM); read that code first.")
@@ -92,7 +109,8 @@ def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: flo
         resolved = _device(device)
         if forward_batch is None:
             forward_batch = max_batch if resolved.startswith("cuda") else min(max_batch, CPU_FORWARD_BATCH)
-        scorer_config = ScorerConfig(batch_size=forward_batch, device=resolved, dtype=dtype, torch_threads=threads,
+        scorer_config = ScorerConfig(batch_size=forward_batch, device=resolved, dtype=server_dtype(dtype, resolved),
+                                     torch_threads=threads,
                                      trust_remote_code=trust_remote_code)
     except ValueError as err:
         _fail(str(err), "fix the option it names (see prm-reward serve --help)")
