@@ -43,10 +43,11 @@ ui: $(STAMP)
 	mkdir -p $(DAGSTER_HOME)
 	$(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000
 
-# Each benchmark prints JSON; the last line of each log is its summary object.
+# Each benchmark prints JSON; the last line of each log is its summary object. benchmarks/rl.py (the GRPO arms,
+# ~40 CPU minutes) runs on its own.
 bench: $(STAMP)
 	mkdir -p benchmarks/results
-	for name in warehouse verifiers generation labeling prm; do \
+	for name in warehouse verifiers generation labeling prm reward_server; do \
 		$(PY) benchmarks/$$name.py > benchmarks/results/$$name.log || exit 1; \
 		tail -n 1 benchmarks/results/$$name.log; done
 
