@@ -27,6 +27,19 @@ def resource(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WarehouseResour
     return WarehouseResource()
 
 
+@pytest.fixture
+def project_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The environment a demo or run subprocess inherits: DAGSTER_HOME, warehouse and inbox under ``tmp_path``
+    (``tmp_path / "warehouse"`` is the warehouse root); returns the DAGSTER_HOME, its dagster.yaml written."""
+    from pipelines.instance import ensure_dagster_home
+
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PRM_DATA_ROOT", str(tmp_path / "warehouse"))
+    monkeypatch.setenv("PRM_INBOX", str(tmp_path / "inbox"))
+    (tmp_path / "inbox").mkdir()
+    return ensure_dagster_home()
+
+
 def tiny_run_config(model: str, context: int) -> dict:
     """Run config of the refresh job sized for tests: 4 problems, 2 samples, short generations."""
     gen = {"max_tokens": 96}

@@ -16,7 +16,6 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from pipelines.instance import ensure_dagster_home
 from pipelines.partitions import partition_key
 from tests.pipelines.conftest import tiny_run_config
 from warehouse import connect
@@ -49,19 +48,14 @@ def _labeling_run(instance: dg.DagsterInstance) -> str | None:
 
 
 def test_a_demo_killed_during_labeling_is_released_and_resumed_by_the_next(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_policy_dir, tiny_context
+    tmp_path: Path, project_home: Path, tiny_policy_dir, tiny_context
 ) -> None:
-    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("PRM_DATA_ROOT", str(tmp_path / "warehouse"))
-    monkeypatch.setenv("PRM_INBOX", str(tmp_path / "inbox"))
-    (tmp_path / "inbox").mkdir()
-    home = ensure_dagster_home()
     config = json.dumps(tiny_run_config(str(tiny_policy_dir), tiny_context))
     demo = [sys.executable, "-c", DEMO, DAY, config]
 
     with (tmp_path / "first.log").open("w") as log:
         first = subprocess.Popen(demo, cwd=PROJECT_ROOT, env=os.environ, stdout=log, stderr=subprocess.STDOUT)
-        with dg.DagsterInstance.from_config(str(home)) as instance:
+        with dg.DagsterInstance.from_config(str(project_home)) as instance:
             deadline = time.monotonic() + 900
             # Kill while a labeling step holds the engine slot (between steps the slot is free: no bug to show).
             while (dead := _labeling_run(instance)) is None or dead not in _engine_holders(instance):
@@ -80,7 +74,7 @@ def test_a_demo_killed_during_labeling_is_released_and_resumed_by_the_next(
     assert again.returncode == 0, output[-3000:]
     assert f"released pool 'engine' from dead run {dead}" in output
 
-    with dg.DagsterInstance.from_config(str(home)) as instance:
+    with dg.DagsterInstance.from_config(str(project_home)) as instance:
         assert instance.get_run_by_id(dead).status == dg.DagsterRunStatus.FAILURE
         assert instance.event_log_storage.get_concurrency_info("engine").claimed_slots == []
         (latest,) = instance.fetch_materializations(dg.AssetRecordsFilter(

@@ -24,7 +24,6 @@ import pytest
 
 from assets.problems import ProblemsConfig
 from pipelines.definitions import defs
-from pipelines.instance import ensure_dagster_home
 from pipelines.partitions import register_sources
 from prm.tasks.sources import load_source
 from tests.pipelines.conftest import tiny_run_config
@@ -68,20 +67,15 @@ def _step_spans(instance: dg.DagsterInstance, run_id: str, steps: set[str]) -> l
 
 
 def test_two_partitions_run_in_parallel_into_one_warehouse(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_policy_dir, tiny_context
+    tmp_path: Path, project_home: Path, tiny_policy_dir, tiny_context
 ) -> None:
-    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("PRM_DATA_ROOT", str(tmp_path / "warehouse"))
-    monkeypatch.setenv("PRM_INBOX", str(tmp_path / "inbox"))
-    (tmp_path / "inbox").mkdir()
-    home = ensure_dagster_home()
     config = tiny_run_config(str(tiny_policy_dir), tiny_context)
     # Each run also starts a judge engine; two of them at the default 2 GiB of KV cache is more than a test needs.
     config["resources"]["judge"] = {"config": {"kv_cache_gib": 0.5}}
     expected = {day: _expected_problem_ids(day, config) for day in DAYS}
     # Overlapping draws would make the second partition skip the first one's problems: not what this tests.
     assert expected[DAYS[0]] and not expected[DAYS[0]] & expected[DAYS[1]]
-    with dg.DagsterInstance.from_config(str(home)) as instance:
+    with dg.DagsterInstance.from_config(str(project_home)) as instance:
         register_sources(instance, [SOURCE])
 
     logs = {day: tmp_path / f"{day}.log" for day in DAYS}
@@ -94,7 +88,7 @@ def test_two_partitions_run_in_parallel_into_one_warehouse(
         assert proc.wait(timeout=1500) == 0, logs[day].read_text()[-3000:]
     run_ids = {day: json.loads(logs[day].read_text().strip().splitlines()[-1])["run_id"] for day in DAYS}
 
-    with dg.DagsterInstance.from_config(str(home)) as instance:
+    with dg.DagsterInstance.from_config(str(project_home)) as instance:
         runs = {day: instance.get_run_record_by_id(run_ids[day]) for day in DAYS}
         assert all(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS for r in runs.values())
         # The runs overlapped in time: each started before the other ended.
