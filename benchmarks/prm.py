@@ -44,7 +44,9 @@ from prm.scoring import load_prm  # noqa: E402
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic  # noqa: E402
 from prm.training import PRMTrainConfig, TrainingSetConfig, problem_split, read_prm_card  # noqa: E402
 from prm.training.comparison import ComparisonConfig, compare_label_sources, comparison_table  # noqa: E402
+from prm.training.constants import TRUTH_METHOD  # noqa: E402
 from warehouse import Warehouse  # noqa: E402
+from warehouse.methods import method_names  # noqa: E402
 
 SOURCE, DAY = "bench", "2026-01-01"
 
@@ -60,8 +62,8 @@ def _args() -> argparse.Namespace:
     p.add_argument("--prm-steps", type=int, default=300, help="optimizer steps per PRM")
     p.add_argument("--val-share", type=float, default=0.25, help="short problems held out for thresholds")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--methods", nargs="+", default=["truth", "mc", "omegaprm", "progress", "sympy", "consensus"],
-                   help="label sources compared (one PRM each)")
+    p.add_argument("--methods", nargs="+", default=[TRUTH_METHOD, "mc", "omegaprm", "progress", "sympy", "consensus"],
+                   choices=(TRUTH_METHOD, *method_names()), help="label sources compared (one PRM each)")
     p.add_argument("--workdir", default=None, help="keep the warehouse and PRMs here; a warehouse already holding "
                    "the benchmark's labels is reused, so PRM settings can be compared without labeling again")
     p.add_argument("--quick", action="store_true", help="a smoke run: 3 levels, 6 problems each, 60 PRM steps")
