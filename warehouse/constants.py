@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-# A temp file older than this is abandoned even when its writer's pid now belongs to another process
-# (pids are reused) or the writer ran on another host: one Parquet write takes seconds, not an hour.
-STALE_TEMP_AGE_S = 3600.0
+# Delta partition columns of every table: the logical (source, day) plus who wrote the rows, so replacing
+# one writer's rows of a partition removes whole files instead of rewriting shared ones.
+DELTA_PARTITIONS: tuple[str, ...] = ("source", "day", "writer")
+WRITER_COLUMN = "writer"
 
-# Hidden names inside a partition folder. None ends in ``.parquet``, so neither DuckDB's glob nor
-# Warehouse.files() ever reads them.
-TMP_PREFIX = ".tmp-"  # a file being written; renamed into place when complete
-JOURNAL_PREFIX = ".replace-"  # a committed replace whose old files may not all be gone yet
-LOCK_NAME = ".lock"  # flock target of the partition; never deleted (deleting a lock file races its next user)
+# Commits lost to a concurrent writer are retried this many times (delta-rs retries plain appends itself).
+COMMIT_ATTEMPTS = 30
+
+# The marker file at the root: the schema version and the storage format.
+MARKER = "warehouse.json"
+FORMAT = "delta"
+
+# Lock files of Warehouse.table_lock: ``<root>/.locks/<table>.lock`` for a local root (never deleted:
+# deleting a lock file races its next user).
+LOCK_DIR = ".locks"
+
+# Vacuum keeps files removed less than this long ago, so readers of recent versions (time travel, a
+# long query) still find them. Delta's own default.
+VACUUM_RETENTION_HOURS = 168

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+from collections.abc import Mapping
 
 import duckdb
 
+from warehouse.delta import dataset, open_table
+from warehouse.location import normalize, table_uri
 from warehouse.methods import method_names
 from warehouse.schemas import TABLES
 from warehouse.version import check_version
@@ -47,39 +50,47 @@ FROM step_labels GROUP BY method ORDER BY method""",
 }
 
 
-def table_glob(root: Path, table: str) -> str:
-    return str(root / table / "source=*" / "day=*" / "*.parquet")
+def connect(root: str | os.PathLike[str], database: str = ":memory:",
+            versions: Mapping[str, int | None] | None = None) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with a view per table, the convenience views and ``warehouse_versions``.
 
-
-def _has_files(root: Path, table: str) -> bool:
-    return any(p for p in (root / table).glob("source=*/day=*/*.parquet") if not p.name.startswith("."))
-
-
-def connect(root: str | Path, database: str = ":memory:") -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with a view per table and the convenience views.
-
-    Views read the Parquet files at query time, so rows written later are visible. Tables
-    with no files yet are empty views of the right types. Nothing is written to ``root``.
+    The connection reads one snapshot: each table at its version when :func:`connect` ran, or at
+    ``versions[table]`` when given (time travel; None = current). The ``warehouse_versions`` table names
+    the versions read, so anything built from the connection can record them. Rows committed later are
+    seen by a new connection. Tables never written are empty views of the right types. Delta tables are
+    scanned as Arrow datasets (no DuckDB extension needed, local or ``s3://``); nothing is written to ``root``.
     """
-    root = Path(root)
+    root = normalize(root)
     check_version(root)
+    versions = dict(versions or {})
+    unknown = sorted(set(versions) - set(TABLES))
+    if unknown:
+        raise KeyError(f"versions name unknown tables {unknown}; the warehouse has {sorted(TABLES)}")
     con = duckdb.connect(database)
+    read: list[tuple[str, int | None]] = []
     for table, schema in TABLES.items():
-        if _has_files(root, table):
-            glob = table_glob(root, table).replace("'", "''")
-            con.execute(
-                f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet('{glob}', "
-                "hive_partitioning = true, union_by_name = true, "
-                "hive_types = {'source': VARCHAR, 'day': VARCHAR})"
-            )
+        found = open_table(table_uri(root, table), versions.get(table))
+        if found is not None:
+            columns = ", ".join(f'"{name}"' for name in schema.names)
+            con.from_arrow(dataset(found)).select(columns).create_view(table, replace=True)
         else:
+            if versions.get(table) is not None:
+                raise KeyError(f"table {table} has no version {versions[table]}: it was never written")
             empty = schema.empty_table()  # noqa: F841 - referenced by name in the SQL below
             con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM empty")
+        read.append((table, None if found is None else found.version()))
+    con.execute("CREATE OR REPLACE TABLE warehouse_versions (table_name VARCHAR, version BIGINT)")
+    con.executemany("INSERT INTO warehouse_versions VALUES (?, ?)", read)
     for name, sql in CONVENIENCE_VIEWS.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
     return con
 
 
+def snapshot_versions(con: duckdb.DuckDBPyConnection) -> dict[str, int | None]:
+    """The table versions a :func:`connect` connection reads (None: the table was never written)."""
+    return dict(con.execute("SELECT table_name, version FROM warehouse_versions ORDER BY 1").fetchall())
+
+
 def view_names() -> list[str]:
     """Every table and convenience view the connection exposes."""
-    return sorted([*TABLES, *CONVENIENCE_VIEWS])
+    return sorted([*TABLES, *CONVENIENCE_VIEWS, "warehouse_versions"])

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from warehouse.constants import WRITER_COLUMN
 from warehouse.methods import method_names
 
 # Version 2: ``steps`` carry their character span in the solution text, ``solutions`` their prompt version.
@@ -244,6 +245,11 @@ VALUE_RULES: dict[str, dict[str, Allowed]] = {
     "prm_evaluations": {"n": _INDEX},
     "rl_metrics": {"step": _INDEX},
 }
+
+
+def delta_schema(table: str) -> pa.Schema:
+    """The schema of ``table``'s Delta table: the logical schema plus the ``writer`` partition column."""
+    return TABLES[table].append(pa.field(WRITER_COLUMN, pa.string(), nullable=False))
 
 
 def file_schema(table: str) -> pa.Schema:

@@ -1,10 +1,9 @@
-"""The warehouse: hive-partitioned Parquet files under one root, written atomically.
+"""The warehouse: one Delta Lake table per warehouse table under one root (a folder or ``s3://`` URI).
 
-Layout: ``<root>/<table>/source=<source>/day=<YYYY-MM-DD>/part-<writer>-<run_id>.parquet``.
-A write validates every row first, writes a hidden temp file in the target folder and renames it
-into place, so a killed run leaves no partial ``*.parquet`` file for DuckDB to read; a replace swaps
-a writer's files under the partition's lock with a journal (warehouse/commit.py), so concurrent or
-killed writers never leave duplicate or missing rows behind.
+Layout: ``<root>/<table>/`` is a Delta table partitioned by (source, day, writer); ``<root>/warehouse.json``
+holds the schema version. A write validates every row first, then commits them as one Delta commit: an
+append, or with ``replace=True`` a predicate overwrite of the writer's rows in that partition, so readers
+never see a half-written or a half-replaced partition and concurrent writers never lose rows.
 """
 
 from __future__ import annotations
@@ -16,15 +15,17 @@ import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
+import pyarrow.compute as pc
 
-from warehouse.commit import commit, delete_committed, partition_lock, recover, write_temp
 from warehouse.config import default_root
-from warehouse.schemas import PARTITION_COLUMNS, TABLES, file_schema
+from warehouse.constants import WRITER_COLUMN
+from warehouse.delta import commit_rows, history, open_table, predicate
+from warehouse.location import normalize, table_uri
+from warehouse.locks import exclusive, lock_path
+from warehouse.schemas import PARTITION_COLUMNS, TABLES, delta_schema
 from warehouse.validate import Rows, SchemaError, validate_rows
 from warehouse.version import check_version, stamp_version
 
@@ -39,6 +40,16 @@ def _safe(value: str, what: str) -> str:
     return cleaned
 
 
+def _check_day(day: str) -> str:
+    if not _DAY.match(day):
+        raise ValueError(f"day {day!r} is not YYYY-MM-DD")
+    try:
+        dt.date.fromisoformat(day)
+    except ValueError as exc:
+        raise ValueError(f"day {day!r} is not a calendar date YYYY-MM-DD ({exc})") from None
+    return day
+
+
 def today() -> str:
     """Today's date in UTC as YYYY-MM-DD, the default ``day`` partition."""
     return dt.datetime.now(dt.UTC).date().isoformat()
@@ -51,16 +62,18 @@ def new_run_id() -> str:
 
 @dataclass(frozen=True)
 class WriteResult:
-    """Where a write landed (``path`` is None for zero rows: no file) and how many rows it holds."""
+    """What a write committed: the partition it landed in (None when nothing was committed), the rows
+    added, the rows a replace removed, and the table version after it (None when nothing was committed)."""
 
     table: str
-    path: Path | None
+    path: str | None
     rows: int
-    replaced: tuple[Path, ...] = ()
+    replaced: int = 0
+    version: int | None = None
 
 
 class Warehouse:
-    """Parquet tables under ``root``; DuckDB reads them through :meth:`connect`.
+    """Delta tables under ``root``; DuckDB reads a snapshot of them through :meth:`connect`.
 
     >>> import tempfile
     >>> wh = Warehouse(tempfile.mkdtemp())
@@ -69,9 +82,8 @@ class Warehouse:
     """
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
-        self.root = Path(root) if root is not None else default_root()
+        self.root = normalize(root if root is not None else default_root())
         check_version(self.root)  # an older warehouse is refused with what to do, never misread
-        self.remove_stale_temp_files()  # finish or clean up after writers killed since the last open
 
     def tables(self) -> list[str]:
         return sorted(TABLES)
@@ -81,20 +93,32 @@ class Warehouse:
             raise KeyError(f"unknown table {table!r}; the warehouse has {self.tables()}")
         return TABLES[table]
 
-    def partition_dir(self, table: str, source: str, day: str) -> Path:
-        if not _DAY.match(day):
-            raise ValueError(f"day {day!r} is not YYYY-MM-DD")
-        try:
-            dt.date.fromisoformat(day)
-        except ValueError as exc:
-            raise ValueError(f"day {day!r} is not a calendar date YYYY-MM-DD ({exc})") from None
-        return self.root / table / f"source={_safe(source, 'source')}" / f"day={day}"
-
-    def files(self, table: str) -> list[Path]:
-        """Every committed Parquet file of ``table`` (temp files are never listed)."""
+    def uri(self, table: str) -> str:
+        """The Delta table of ``table``."""
         self.schema(table)
-        base = self.root / table
-        return sorted(p for p in base.glob("source=*/day=*/*.parquet") if not p.name.startswith("."))
+        return table_uri(self.root, table)
+
+    def partition_uri(self, table: str, source: str, day: str) -> str:
+        """Where partition (source, day) of ``table`` lives (validates both values)."""
+        return f"{self.uri(table)}/source={_safe(source, 'source')}/day={_check_day(day)}"
+
+    def version(self, table: str) -> int | None:
+        """The table's current Delta version; None when nothing was ever written to it."""
+        found = open_table(self.uri(table))
+        return None if found is None else found.version()
+
+    def versions(self) -> dict[str, int | None]:
+        """The current version of every table: what a downstream artifact records to name its data."""
+        return {t: self.version(t) for t in self.tables()}
+
+    def files(self, table: str) -> list[str]:
+        """The Parquet files of ``table``'s current version (empty when it has none)."""
+        found = open_table(self.uri(table))
+        return [] if found is None else sorted(found.file_uris())
+
+    def history(self, table: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """``table``'s commits, newest first (version, timestamp, operation, run_id and writer)."""
+        return history(self.uri(table), limit)
 
     def write(
         self,
@@ -108,87 +132,97 @@ class Warehouse:
         replace: bool = False,
         extra_defaults: Mapping[str, Any] | None = None,
     ) -> WriteResult:
-        """Validate ``rows`` and write them as one new file in partition (source, day).
+        """Validate ``rows`` and commit them to partition (source, day) as one Delta commit.
 
-        ``writer`` names who wrote the file (default: the table); with ``replace=True`` the
-        writer's earlier files in that partition are swapped for the new one (never both visible),
-        which makes re-materializing a partition idempotent. Zero rows is a normal write: no file
-        is added (with ``replace``, the writer's earlier rows are still removed). Raises SchemaError
-        before touching the disk if any row is bad.
+        ``writer`` names who wrote the rows (default: the table); with ``replace=True`` the writer's earlier
+        rows in that partition are swapped for the new ones in the same commit (never both visible), which
+        makes re-materializing a partition idempotent. Zero rows is a normal write: nothing is committed
+        (with ``replace``, the writer's earlier rows are still removed). Raises SchemaError before touching
+        storage if any row is bad.
         """
         schema = self.schema(table)
-        day = day or today()
-        folder = self.partition_dir(table, source, day)
+        day = _check_day(day or today())
+        source_value, writer_value = _safe(source, "source"), _safe(writer or table, "writer")
         run_id = run_id or new_run_id()
         defaults = {"run_id": run_id, "created_at": dt.datetime.now(dt.UTC), "source": source, "day": day,
                     **(extra_defaults or {})}
-        if isinstance(rows, pa.Table) and set(PARTITION_COLUMNS) & set(rows.column_names):
-            rows = rows.drop_columns([c for c in PARTITION_COLUMNS if c in rows.column_names])
-        elif not isinstance(rows, pa.Table) and isinstance(rows, Mapping):
-            rows = {k: v for k, v in rows.items() if k not in PARTITION_COLUMNS}
-        elif not isinstance(rows, pa.Table | Mapping):
-            rows = [{k: v for k, v in row.items() if k not in PARTITION_COLUMNS} for row in rows]
-        data = validate_rows(table, schema, rows, defaults).select(file_schema(table).names)
-        data = data.cast(file_schema(table))
-        writer_prefix = f"part-{_safe(writer or table, 'writer')}-"
-        if data.num_rows == 0 and not (replace and folder.is_dir()):
+        rows = _drop_partition_columns(rows)
+        data = validate_rows(table, schema, rows, defaults)
+        data = _with_partitions(data, source_value, day, writer_value).select(delta_schema(table).names)
+        data = data.cast(delta_schema(table))
+        match = {"source": source_value, "day": day, "writer": writer_value}
+        where = predicate(**match) if replace else None
+        current = open_table(self.uri(table))
+        replaced = _count(current, match) if where and current is not None else 0
+        if data.num_rows == 0 and not replaced:
             return WriteResult(table=table, path=None, rows=0)
         stamp_version(self.root)
-        folder.mkdir(parents=True, exist_ok=True)
-        final = tmp = None
-        if data.num_rows:
-            final = folder / f"{writer_prefix}{_safe(run_id, 'run_id')}-{uuid.uuid4().hex[:6]}.parquet"
-            tmp = write_temp(data, final)
-        replaced = commit(folder, tmp, final, replace_prefix=writer_prefix if replace else None)
-        return WriteResult(table=table, path=final, rows=data.num_rows, replaced=replaced)
+        commit_rows(self.uri(table), data, replace_where=where,
+                    metadata={"run_id": run_id, "writer": writer_value, "prm_operation": "replace" if where else "append"})
+        return WriteResult(table=table, path=self.partition_uri(table, source, day), rows=data.num_rows,
+                           replaced=replaced, version=self.version(table))
 
     @contextmanager
     def table_lock(self, table: str) -> Iterator[None]:
         """Hold ``table``'s exclusive lock: for a read-then-write across partitions (e.g. "append only ids no
-        other partition holds") that parallel runs must not interleave. Writes inside take their partition's
-        own lock as usual."""
+        other partition holds") that parallel runs must not interleave (warehouse/locks.py)."""
         self.schema(table)
-        folder = self.root / table
-        folder.mkdir(parents=True, exist_ok=True)
-        with partition_lock(folder):
+        with exclusive(lock_path(self.root, table)):
             yield
 
-    def read(self, table: str) -> pa.Table:
-        """All rows of ``table`` as Arrow, partition columns included (empty table if none)."""
-        return self._read_files(table, self.files(table))
-
-    def delete_partition(self, table: str, source: str, day: str, writer: str | None = None) -> list[Path]:
-        """Remove the committed files of one partition (only ``writer``'s when given); returns them."""
-        folder = self.partition_dir(table, source, day)
-        prefix = f"part-{_safe(writer, 'writer')}-" if writer else "part-"
-        return delete_committed(folder, prefix) if folder.is_dir() else []
+    def read(self, table: str, version: int | None = None) -> pa.Table:
+        """All rows of ``table`` (at ``version`` when given) as Arrow, partition columns included."""
+        return self._read(table, None, version)
 
     def read_partition(self, table: str, source: str, day: str) -> pa.Table:
         """Rows of one (source, day) partition of ``table`` (empty table if none)."""
-        folder = self.partition_dir(table, source, day)
-        files = sorted(p for p in folder.glob("*.parquet") if not p.name.startswith(".")) if folder.exists() else []
-        return self._read_files(table, files)
+        return self._read(table, [("source", "=", _safe(source, "source")), ("day", "=", _check_day(day))], None)
 
-    def _read_files(self, table: str, files: list[Path]) -> pa.Table:
-        """``files`` of ``table`` as one Arrow table with the partition columns (empty table if none)."""
-        if not files:
-            return self.schema(table).empty_table()
-        names = self.schema(table).names
-        return pa.concat_tables([_with_partition(pq.read_table(p), p).select(names) for p in files],
-                                promote_options="default")
+    def delete_partition(self, table: str, source: str, day: str, writer: str | None = None) -> int:
+        """Delete the rows of one partition (only ``writer``'s when given) in one commit; returns how many."""
+        where = {"source": _safe(source, "source"), "day": _check_day(day)}
+        if writer:
+            where["writer"] = _safe(writer, "writer")
+        found = open_table(self.uri(table))
+        doomed = _count(found, where) if found is not None else 0
+        if doomed:
+            commit_rows(self.uri(table), self.schema(table).empty_table(), replace_where=predicate(**where),
+                        metadata={"run_id": new_run_id(), "writer": where.get("writer", ""), "prm_operation": "delete"})
+        return doomed
 
-    def remove_stale_temp_files(self) -> list[Path]:
-        """Finish replaces that killed writers committed, and delete the temp files of writers that
-        are dead (or of any writer, after an hour); returns the temp files deleted. Runs at open."""
-        return recover(self.root) if self.root.is_dir() else []
+    def _read(self, table: str, partitions: list[tuple[str, str, str]] | None, version: int | None) -> pa.Table:
+        schema = self.schema(table)
+        found = open_table(self.uri(table), version)
+        if found is None:
+            return schema.empty_table()
+        data = found.to_pyarrow_dataset(partitions=partitions).to_table(columns=schema.names)
+        return data.cast(schema)
 
 
-def _with_partition(data: pa.Table, path: Path) -> pa.Table:
-    day = path.parent.name.removeprefix("day=")
-    source = path.parent.parent.name.removeprefix("source=")
-    return data.append_column("source", pa.array([source] * data.num_rows, pa.string())).append_column(
-        "day", pa.array([day] * data.num_rows, pa.string())
-    )
+def _drop_partition_columns(rows: Rows) -> Rows:
+    """``rows`` without the partition columns: the write's own source and day always win."""
+    if isinstance(rows, pa.Table):
+        return rows.drop_columns([c for c in PARTITION_COLUMNS if c in rows.column_names])
+    if isinstance(rows, Mapping):
+        return {k: v for k, v in rows.items() if k not in PARTITION_COLUMNS}
+    return [{k: v for k, v in row.items() if k not in PARTITION_COLUMNS} for row in rows]
+
+
+def _with_partitions(data: pa.Table, source: str, day: str, writer: str) -> pa.Table:
+    n = data.num_rows
+    for name, value in (("source", source), ("day", day), (WRITER_COLUMN, writer)):
+        column = pa.array([value] * n, pa.string())
+        data = data.set_column(data.schema.get_field_index(name), name, column) if name in data.column_names \
+            else data.append_column(name, column)
+    return data
+
+
+def _count(found: Any, equals: Mapping[str, str]) -> int:
+    """Rows of the table snapshot ``found`` whose columns equal ``equals`` (partition columns: no data read)."""
+    expr = None
+    for col, value in equals.items():
+        expr = pc.field(col) == value if expr is None else expr & (pc.field(col) == value)
+    return found.to_pyarrow_dataset().count_rows(filter=expr)
 
 
 __all__ = ["SchemaError", "Warehouse", "WriteResult", "new_run_id", "today"]

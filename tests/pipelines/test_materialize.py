@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import dagster as dg
+import pyarrow as pa
 import pytest
 
 from assets.checks import CHECKS
@@ -80,13 +81,12 @@ def test_checks_pass_on_good_data_and_fail_on_broken_data(instance, resource) ->
     assert outcomes["problems_ids_unique"] is False
     assert outcomes["problems_gold_answers"] is False
     assert outcomes["problems_schema_conforms"] is True
-    # A file written around the warehouse library, with a column of the wrong type.
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    # A foreign writer evolves the table around the warehouse library: it merges in a column of its own.
+    from deltalake import write_deltalake
 
-    bad = wh.partition_dir("problems", "arith", "2026-11-22")
-    bad.mkdir(parents=True)
-    pq.write_table(pa.table({"problem_id": [1], "question": ["q"]}), bad / "part-rogue.parquet")
+    rogue = wh.read("problems").slice(0, 1).append_column("writer", pa.array(["rogue"]))
+    rogue = rogue.append_column("colour", pa.array(["red"]))
+    write_deltalake(wh.uri("problems"), rogue, mode="append", schema_mode="merge")
     assert _run_checks(resource)["problems_schema_conforms"] is False
 
 

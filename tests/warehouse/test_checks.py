@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from deltalake import write_deltalake
 
 from warehouse import SchemaError, Warehouse
 from warehouse.checks import no_orphans, schema_conforms, values_in_range
+from warehouse.schemas import delta_schema
 
 KW = {"source": "arith", "day": "2026-11-20"}
 
@@ -50,14 +51,14 @@ def test_no_orphans_fails_on_a_label_whose_solution_is_missing(good: Warehouse) 
 
 
 def _write_around_validation(wh: Warehouse, **values: object) -> None:
-    """A copy of the good label file with ``values`` set, written straight into the partition with pyarrow
-    (as a foreign writer or a hand edit would): the warehouse's writer never sees it."""
-    (path,) = wh.files("step_labels")
-    table = pq.read_table(path)
+    """A copy of the good label row with ``values`` set, appended straight to the Delta table with delta-rs (as
+    a foreign writer such as Spark would): the warehouse's writer never sees it, Delta checks only types."""
+    table = wh.read("step_labels").slice(0, 1)
     for name, value in {"step_idx": 1, **values}.items():  # step 1: a new key, so only the value is wrong
         i = table.schema.get_field_index(name)
         table = table.set_column(i, table.schema.field(i), pa.array([value], type=table.schema.field(i).type))
-    pq.write_table(table, path.with_name("part-broken-x.parquet"))
+    table = table.append_column("writer", pa.array(["broken"]))
+    write_deltalake(wh.uri("step_labels"), table.cast(delta_schema("step_labels")), mode="append")
 
 
 @pytest.mark.parametrize(

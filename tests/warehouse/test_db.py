@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from warehouse import Warehouse, connect
-from warehouse.db import CONVENIENCE_VIEWS, view_names
+from warehouse.db import CONVENIENCE_VIEWS, snapshot_versions, view_names
 from warehouse.schemas import TABLES
 
 DAY = "2026-11-20"
@@ -42,7 +42,9 @@ def filled(wh: Warehouse) -> Warehouse:
 def test_every_table_is_queryable_when_empty(wh: Warehouse) -> None:
     con = connect(wh.root)
     for name in view_names():
-        assert con.execute(f"SELECT count(*) FROM {name}").fetchone() == (0,), name
+        expected = len(TABLES) if name == "warehouse_versions" else 0  # one row per table, version null
+        assert con.execute(f"SELECT count(*) FROM {name}").fetchone() == (expected,), name
+    assert set(snapshot_versions(con).values()) == {None}
 
 
 def test_table_views_expose_the_logical_schema(filled: Warehouse) -> None:
@@ -69,11 +71,25 @@ def test_solution_accuracy_and_label_costs(filled: Warehouse) -> None:
     assert costs == [("mc", 4, 0.5, 32), ("sympy", 4, 0.5, 32)]
 
 
-def test_rows_written_after_connect_are_visible(filled: Warehouse) -> None:
+def test_a_connection_reads_one_snapshot_and_names_its_versions(filled: Warehouse) -> None:
     con = connect(filled.root)
     filled.write("problems", [{"problem_id": "p2", "task": "t", "split": "s", "question": "q",
                                "gold_answer": "1"}], source="arith", day="2026-11-21")
-    assert con.execute("SELECT count(*) FROM problems").fetchone() == (2,)
+    assert con.execute("SELECT count(*) FROM problems").fetchone() == (1,)  # the snapshot of connect()
+    assert connect(filled.root).execute("SELECT count(*) FROM problems").fetchone() == (2,)
+    assert snapshot_versions(con)["problems"] == 0 and filled.version("problems") == 1
+
+
+def test_time_travel_reads_a_past_version_of_one_table(filled: Warehouse) -> None:
+    filled.write("problems", [{"problem_id": "p1", "task": "t", "split": "s", "question": "changed",
+                               "gold_answer": "1"}], source="arith", day=DAY, replace=True)
+    past = connect(filled.root, versions={"problems": 0})
+    assert past.execute("SELECT question FROM problems").fetchall() == [("1+2*3",)]
+    assert snapshot_versions(past)["problems"] == 0 and snapshot_versions(past)["steps"] == filled.version("steps")
+    assert connect(filled.root).execute("SELECT question FROM problems").fetchall() == [("changed",)]
+    assert filled.read("problems", version=0).column("question").to_pylist() == ["1+2*3"]
+    with pytest.raises(KeyError, match="unknown tables"):
+        connect(filled.root, versions={"nope": 1})
 
 
 @pytest.mark.parametrize("fill", [False, True], ids=["empty", "filled"])
@@ -86,6 +102,6 @@ def test_every_listed_name_is_in_duckdbs_catalog(request: pytest.FixtureRequest,
     assert sorted(catalog) == view_names()
     views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
     assert set(CONVENIENCE_VIEWS) <= views
-    for table in TABLES:  # a table with Parquet files is a view over them; an empty one a typed table
+    for table in TABLES:  # a written table is a view over its Delta snapshot; an empty one a typed table
         expected = "VIEW" if fill and table in {"problems", "solutions", "steps", "step_labels"} else "BASE TABLE"
         assert catalog[table] == expected, table

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -66,7 +67,7 @@ def test_a_warehouse_of_an_older_schema_is_refused_with_what_to_do(tmp_path) -> 
 
 
 def test_a_new_warehouse_is_stamped_on_first_write(wh: Warehouse) -> None:
-    assert not (wh.root / MARKER).exists()
+    assert not (Path(wh.root) / MARKER).exists()
     _one_step(wh)
-    assert json.loads((wh.root / MARKER).read_text())["schema_version"] == 2
+    assert json.loads((Path(wh.root) / MARKER).read_text()) == {"schema_version": 2, "format": "delta"}
     Warehouse(wh.root)  # and opens again
