@@ -98,9 +98,9 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
         sols, steps = sols + more_sols, steps + more_steps
     # Rows derived from the partition's old solutions go first: a killed run then leaves old solutions
     # without labels, never labels of solutions that are gone.
-    derived = sum(len(wh.delete_partition(table, source, day)) for table in DERIVED_TABLES)
+    derived = sum(wh.delete_partition(table, source, day) for table in DERIVED_TABLES)
     if derived:
-        context.log.info(f"re-sampling {day}|{source}: removed {derived} files derived from the old solutions")
+        context.log.info(f"re-sampling {day}|{source}: removed {derived} rows derived from the old solutions")
     kw = {"source": source, "day": day, "run_id": context.run_id, "replace": True}
     wh.write("solutions", sols, writer="solutions", **kw)
     wh.write("steps", steps, writer="solutions", **kw)

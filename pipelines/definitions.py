@@ -10,6 +10,7 @@ from assets.problems import problems
 from assets.rl import RL_CHECKS, rl_run
 from assets.verification import consensus_labels, formal_verifications, judgments
 from pipelines.jobs import prm_job, refresh_job, rl_job, warm_start_job
+from pipelines.maintenance import maintenance_job, weekly_maintenance
 from pipelines.recovery import dead_run_sensor
 from pipelines.resources import GenerationResource, WarehouseResource
 from pipelines.schedules import nightly_refresh
@@ -20,8 +21,8 @@ defs = dg.Definitions(
             formal_verifications, judgments, consensus_labels, prm_training_set, prm_model, prm_evaluation,
             label_source_comparison, rl_run],
     asset_checks=[*CHECKS, *RL_CHECKS],
-    jobs=[warm_start_job, refresh_job, prm_job, rl_job],
-    schedules=[nightly_refresh],
+    jobs=[warm_start_job, refresh_job, prm_job, rl_job, maintenance_job],
+    schedules=[nightly_refresh, weekly_maintenance],
     sensors=[inbox_sensor, dead_run_sensor],
     resources={
         "warehouse": WarehouseResource(),

@@ -57,3 +57,6 @@ def smollm2_backend():
     backend = make_backend(GenerationConfig(model="smollm2-135m-instruct", max_model_len=2048, kv_cache_gib=0.5))
     yield backend
     backend.close()
+
+
+from tests.s3_server import s3_endpoint, s3_root  # noqa: E402,F401 - fixtures: a moto S3 server on 127.0.0.1

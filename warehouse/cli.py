@@ -1,4 +1,4 @@
-"""``prm-warehouse``: read-only SQL over the warehouse from the shell."""
+"""``prm-warehouse``: read-only SQL over the warehouse from the shell (admin commands: warehouse/admin_cli.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,13 @@ from pathlib import Path
 import click
 import duckdb
 
+from warehouse.admin_cli import history, maintain, migrate
+from warehouse.cli_options import fail, root_option
 from warehouse.config import ENV_VAR, default_root
 from warehouse.db import CONVENIENCE_VIEWS, connect
+from warehouse.location import is_remote
 from warehouse.schemas import PARTITION_COLUMNS, PRIMARY_KEYS, TABLES
+from warehouse.version import SchemaVersionError
 
 FORMATS = ("table", "csv", "json", "parquet")
 # DuckDB COPY options per --format; `table` with --output writes JSON lines (a file has no terminal width).
@@ -27,30 +31,40 @@ _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:ANALYZE\s+)?(?P<inner>.*)$", re.IGNOREC
 _RESULT_VIEW = "_prm_warehouse_result"
 
 
-def _fail(what: str, todo: str) -> None:
-    click.echo(f"Error: {what} - {todo}", err=True)
-    sys.exit(1)
-
-
-def root_option(func):
+def version_option(func):
     return click.option(
-        "--root",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=None,
-        help=f"Warehouse data root (default: ${ENV_VAR} or <project>/data/warehouse).",
+        "--version", "versions", multiple=True, metavar="TABLE=N",
+        help="Read TABLE as of its version N (time travel; repeatable). `prm-warehouse history TABLE` lists them.",
     )(func)
 
 
-def _open(root: Path | None) -> duckdb.DuckDBPyConnection:
-    root = root or default_root()
-    if not root.exists():
-        _fail(f"no warehouse at {root}", f"run `make demo` first or set --root / ${ENV_VAR}")
-    return connect(root)
+def parse_versions(pairs: tuple[str, ...]) -> dict[str, int]:
+    """``("steps=3", ...)`` as {"steps": 3}; exits with what to pass when a pair is malformed."""
+    out: dict[str, int] = {}
+    for pair in pairs:
+        table, _, number = pair.partition("=")
+        if table not in TABLES or not number.isdigit():
+            fail(f"--version {pair!r} is not TABLE=N with a known table",
+                  f"e.g. --version steps=3; tables: {', '.join(sorted(TABLES))}")
+        out[table] = int(number)
+    return out
+
+
+def _open(root: str | None, versions: tuple[str, ...] = ()) -> duckdb.DuckDBPyConnection:
+    root = root or str(default_root())
+    if not is_remote(root) and not Path(root).exists():
+        fail(f"no warehouse at {root}", f"run `make demo` first or set --root / ${ENV_VAR}")
+    try:
+        return connect(root, versions=parse_versions(versions))
+    except (KeyError, SchemaVersionError) as exc:
+        fail(str(exc).strip("'\""), "see `prm-warehouse history TABLE` for the versions a table has")
+    except Exception as exc:  # delta-rs: a version vacuumed away, an unreachable bucket
+        fail(f"cannot open the warehouse at {root}: {exc}", "check --root, --version and the AWS variables")
 
 
 @click.group()
 def main() -> None:
-    """Query the prm-pipeline warehouse (Parquet files) with DuckDB SQL, read-only.
+    """Query the prm-pipeline warehouse (Delta tables) with DuckDB SQL, read-only; maintain and migrate it.
 
     Example: prm-warehouse sql "SELECT method, count(*) FROM step_labels GROUP BY 1"
     """
@@ -64,7 +78,8 @@ def main() -> None:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the result to this file instead of stdout (required for parquet).")
 @click.option("--max-rows", type=int, default=40, show_default=True, help="Rows shown by --format table.")
-def sql(query: str, root: Path | None, fmt: str, output: Path | None, max_rows: int) -> None:
+@version_option
+def sql(query: str, root: str | None, fmt: str, output: Path | None, max_rows: int, versions: tuple[str, ...]) -> None:
     """Run a read-only SQL query; QUERY '-' reads it from stdin.
 
     Only reads run (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN); COPY, ATTACH,
@@ -72,19 +87,21 @@ def sql(query: str, root: Path | None, fmt: str, output: Path | None, max_rows: 
     files can still be read with table functions, e.g. read_csv('my.csv') or read_parquet('x/*.parquet').
     Results stream to the output, so exports of any size start at once.
 
+    Every table is read at one snapshot (``warehouse_versions`` names it); --version steps=3 reads a past one.
+
     Example: prm-warehouse sql "SELECT * FROM labeled_steps LIMIT 5" --format csv -o steps.csv
     """
     if query == "-":
         query = sys.stdin.read()
     if not query.strip():
-        _fail("no SQL to run (the query or stdin is empty)", 'pass a query, e.g. "SELECT * FROM problems LIMIT 5"')
+        fail("no SQL to run (the query or stdin is empty)", 'pass a query, e.g. "SELECT * FROM problems LIMIT 5"')
     if max_rows < 1:
-        _fail(f"--max-rows must be at least 1, got {max_rows}", "pass the number of rows to show")
+        fail(f"--max-rows must be at least 1, got {max_rows}", "pass the number of rows to show")
     if fmt == "parquet" and output is None:
-        _fail("parquet output is binary", "pass --output FILE.parquet")
+        fail("parquet output is binary", "pass --output FILE.parquet")
     if output is not None and not output.parent.is_dir():
-        _fail(f"folder {output.parent} does not exist", "create it first or write --output elsewhere")
-    con = _open(root)
+        fail(f"folder {output.parent} does not exist", "create it first or write --output elsewhere")
+    con = _open(root, versions)
     try:
         _require_reads(con, query)
         rel = con.sql(query)
@@ -93,7 +110,7 @@ def sql(query: str, root: Path | None, fmt: str, output: Path | None, max_rows: 
             return
         rows = _export(con, rel, fmt, output)
     except duckdb.Error as exc:
-        _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
               "check the SQL; `prm-warehouse tables` lists the tables and views")
     if output is not None:
         click.echo(f"wrote {rows} rows to {output}", err=True)
@@ -103,13 +120,13 @@ def _require_reads(con: duckdb.DuckDBPyConnection, query: str) -> None:
     """Refuse every statement of ``query`` that could write (DuckDB tells statement types apart)."""
     statements = con.extract_statements(query)
     if not statements:
-        _fail("no SQL statement in the query (only comments?)", 'pass a query, e.g. "SELECT * FROM problems"')
+        fail("no SQL statement in the query (only comments?)", 'pass a query, e.g. "SELECT * FROM problems"')
     for statement in statements:
         explained = _EXPLAIN.match(statement.query) if statement.type == duckdb.StatementType.EXPLAIN else None
         inner = con.extract_statements(explained["inner"]) if explained else [statement]
         refused = [s.type.name for s in inner if s.type not in _READ_STATEMENTS]
         if refused:
-            _fail(f"{refused[0]} statements are not allowed: prm-warehouse sql only reads",
+            fail(f"{refused[0]} statements are not allowed: prm-warehouse sql only reads",
                   "run a SELECT (or WITH, FROM, DESCRIBE, SHOW, SUMMARIZE); read local files with read_csv() "
                   "or read_parquet()")
 
@@ -158,7 +175,7 @@ def _target(output: Path | None) -> Iterator[str]:
 
 @main.command()
 @root_option
-def tables(root: Path | None) -> None:
+def tables(root: str | None) -> None:
     """List tables and views with their row counts.
 
     Example: prm-warehouse tables
@@ -180,7 +197,7 @@ def schema(table: str) -> None:
     Example: prm-warehouse schema step_labels
     """
     if table not in TABLES:
-        _fail(f"unknown table {table!r}", f"choose one of {', '.join(sorted(TABLES))}")
+        fail(f"unknown table {table!r}", f"choose one of {', '.join(sorted(TABLES))}")
     sch = TABLES[table]
     click.echo(f"{table} (schema v{sch.metadata[b'schema_version'].decode()}, key: "
                f"{', '.join(PRIMARY_KEYS[table])})")
@@ -190,6 +207,9 @@ def schema(table: str) -> None:
             flags.append("partition")
         click.echo(f"  {field.name:<20} {field.type!s:<24} {' '.join(flags)}")
 
+
+for _command in (history, maintain, migrate):
+    main.add_command(_command)
 
 if __name__ == "__main__":
     main()

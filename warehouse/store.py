@@ -157,8 +157,9 @@ class Warehouse:
         if data.num_rows == 0 and not replaced:
             return WriteResult(table=table, path=None, rows=0)
         stamp_version(self.root)
+        operation = "replace" if where else "append"
         commit_rows(self.uri(table), data, replace_where=where,
-                    metadata={"run_id": run_id, "writer": writer_value, "prm_operation": "replace" if where else "append"})
+                    metadata={"run_id": run_id, "writer": writer_value, "prm_operation": operation})
         return WriteResult(table=table, path=self.partition_uri(table, source, day), rows=data.num_rows,
                            replaced=replaced, version=self.version(table))
 

@@ -100,6 +100,9 @@ class TrainingSet:
     rows: list[dict[str, Any]]
     config: TrainingSetConfig
     stats: TrainingSetStats = field(repr=False)
+    # The warehouse tables' Delta versions the rows were read from ({} when unknown): a PRM trained on this set
+    # names its exact data, and ``warehouse.connect(root, versions=...)`` reads that data again.
+    warehouse_versions: dict[str, int | None] = field(default_factory=dict)
 
     def split(self, name: str) -> list[dict[str, Any]]:
         """The rows of one split (``train``, ``val`` or ``test``)."""
@@ -114,7 +117,8 @@ class TrainingSet:
         with (folder / ROWS_FILE).open("w") as f:
             for row in self.rows:
                 f.write(json.dumps(row) + "\n")
-        meta = {"config": asdict(self.config), "stats": self.stats.to_dict()}
+        meta = {"config": asdict(self.config), "stats": self.stats.to_dict(),
+                "warehouse_versions": self.warehouse_versions}
         (folder / META_FILE).write_text(json.dumps(meta, indent=2) + "\n")
         return folder
 
@@ -137,7 +141,8 @@ class TrainingSet:
             stats["class_weights"] = tuple(stats["class_weights"])
         with (folder / ROWS_FILE).open() as f:
             rows = [json.loads(line) for line in f if line.strip()]
-        return TrainingSet(rows, TrainingSetConfig(**meta["config"]), TrainingSetStats(**stats))
+        return TrainingSet(rows, TrainingSetConfig(**meta["config"]), TrainingSetStats(**stats),
+                           meta.get("warehouse_versions") or {})
 
 
 def problem_split(problem_id: str, n_gold_steps: int | None, config: TrainingSetConfig) -> str:
@@ -286,7 +291,18 @@ def build_training_set(con_or_root: duckdb.DuckDBPyConnection | str | Path,
     check_both_classes(train, f"the train split of method {config.method!r} ({config.label_kind} labels)")
     rows, dropped = _downsample(rows, config) if config.balance == "downsample" else (rows, 0)
     rows.sort(key=lambda r: (SPLITS.index(r["split"]), r["problem_id"], r["solution_id"]))
-    return TrainingSet(rows, config, _stats(rows, config, unlabeled, partial, not_consensus, dropped))
+    return TrainingSet(rows, config, _stats(rows, config, unlabeled, partial, not_consensus, dropped),
+                       _read_versions(con))
+
+
+def _read_versions(con: duckdb.DuckDBPyConnection) -> dict[str, int | None]:
+    """The table versions a :func:`warehouse.connect` connection reads; {} for another connection."""
+    from warehouse.db import snapshot_versions
+
+    try:
+        return snapshot_versions(con)
+    except duckdb.CatalogException:  # a plain DuckDB connection the caller built: versions unknown
+        return {}
 
 
 def _has_bad_step(row: dict[str, Any]) -> bool:

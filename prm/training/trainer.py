@@ -61,6 +61,7 @@ class _Source:
     label_method: str | None  # the step_labels method (TrainingSet) or None for rows of unknown origin
     class_weights: tuple[float, float] | None = None
     training_set: dict[str, Any] | None = None  # the TrainingSetConfig, when there is one
+    warehouse_versions: dict[str, int | None] | None = None  # the table versions it was read from
 
 
 @dataclass
@@ -125,7 +126,8 @@ def _source(data: TrainData, config: PRMTrainConfig) -> _Source:
         if data.config.label_kind != config.label_kind:
             raise ValueError(f"the training set holds {data.config.label_kind} labels but PRMTrainConfig.label_kind="
                              f"{config.label_kind!r}; set the same label_kind in both")
-        return _Source(list(data.rows), data.config.method, data.stats.class_weights, asdict(data.config))
+        return _Source(list(data.rows), data.config.method, data.stats.class_weights, asdict(data.config),
+                       data.warehouse_versions)
     return _Source(load_rows(data), None)
 
 
@@ -300,6 +302,7 @@ def _save(out: Path, model: Any, tokenizer: Any, source: _Source, config: PRMTra
         "label_method": source.label_method,
         "label_kind": config.label_kind,
         "training_set": source.training_set,
+        "warehouse_versions": source.warehouse_versions,
         "class_weights": source.class_weights,
         "config": config.to_dict(),
         "rows": {s: len(encoded.rows[s]) for s in ("train", "val")},

@@ -131,9 +131,9 @@ def test_truth_without_exact_truth_is_refused(wh: Warehouse) -> None:
 def test_nan_or_out_of_range_soft_labels_are_refused(labeled_wh: Warehouse, bad: float) -> None:
     """The warehouse refuses such rows at write time; a connection with foreign labels is still checked."""
     con = connect(labeled_wh.root)
+    con.register("raw_labels", labeled_wh.read("step_labels"))
     con.execute(f"CREATE OR REPLACE VIEW step_labels AS SELECT * REPLACE (CASE WHEN solution_id = 'p05-s1' "
-                f"AND step_idx = 0 THEN CAST('{bad}' AS DOUBLE) ELSE soft_label END AS soft_label) "
-                f"FROM read_parquet('{labeled_wh.root}/step_labels/*/*/*.parquet', hive_partitioning = true)")
+                f"AND step_idx = 0 THEN CAST('{bad}' AS DOUBLE) ELSE soft_label END AS soft_label) FROM raw_labels")
     with pytest.raises(ValueError, match=r"solution p05-s1 \(method mc\): label .* (NaN|outside \[0, 1\])"):
         build_training_set(con, TrainingSetConfig(method="mc", label_kind="soft"))
 
@@ -158,3 +158,19 @@ def test_bad_rows_are_refused_with_the_row_named(row: dict, kind: str, match: st
 def test_config_refuses_unknown_method() -> None:
     with pytest.raises(ValueError, match="not a label method; use one of"):
         TrainingSetConfig(method="majority")
+
+
+def test_the_training_set_records_the_table_versions_it_read_and_they_read_it_again(labeled_wh: Warehouse,
+                                                                                   tmp_path) -> None:
+    config = TrainingSetConfig(method="mc", train_max_steps=None)
+    ts = build_training_set(labeled_wh.root, config)
+    assert ts.warehouse_versions == labeled_wh.versions() and ts.warehouse_versions["step_labels"] is not None
+    assert TrainingSet.load(ts.save(tmp_path / "ts")).warehouse_versions == ts.warehouse_versions
+    labels = labeled_wh.read("step_labels").to_pylist()
+    flipped = [{**r, "soft_label": 1.0 - r["soft_label"], "hard_label": not r["hard_label"]}
+               for r in labels if r["method"] == "mc"]
+    labeled_wh.write("step_labels", flipped, source=flipped[0]["source"], day=flipped[0]["day"],
+                     replace=True)  # the data moves on: a new version of step_labels
+    assert build_training_set(labeled_wh.root, config).rows != ts.rows
+    again = build_training_set(connect(labeled_wh.root, versions=ts.warehouse_versions), config)
+    assert again.rows == ts.rows and again.warehouse_versions == ts.warehouse_versions

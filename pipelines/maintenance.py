@@ -1,0 +1,46 @@
+"""The weekly warehouse maintenance job: compact, vacuum and checkpoint every Delta table."""
+
+import dagster as dg
+
+from assets.metadata import md_table
+from pipelines.resources import WarehouseResource
+from warehouse.constants import VACUUM_RETENTION_HOURS
+from warehouse.maintenance import maintain_table
+
+WEEKLY_CRON = "0 4 * * 0"  # Sundays 04:00 UTC: after the nightly refresh (02:00) has finished
+
+
+class MaintenanceConfig(dg.Config):
+    """Vacuum keeps files removed less than ``retention_hours`` ago (time travel reaches that far back); shorter
+    than the longest write is unsafe while writers run (their uncommitted files look unreferenced)."""
+
+    retention_hours: int = VACUUM_RETENTION_HOURS
+    dry_run: bool = False
+
+
+@dg.op(description="Compact small files, vacuum unreferenced ones and checkpoint the log, table by table.")
+def maintain_warehouse(context: dg.OpExecutionContext, config: MaintenanceConfig,
+                       warehouse: WarehouseResource) -> dg.Output[int]:
+    wh = warehouse.get()
+    done = []
+    for i, table in enumerate(wh.tables(), 1):
+        result = maintain_table(wh, table, retention_hours=config.retention_hours, dry_run=config.dry_run)
+        context.log.info(f"[{i}/{len(wh.tables())}] {table}: {result or 'never written'}")
+        if result is not None:
+            done.append(result.as_row())
+    return dg.Output(len(done), metadata={
+        "tables": md_table(done) if done else dg.MetadataValue.md("_no table written yet_"),
+        "files_compacted": sum(r["files_compacted"] for r in done),
+        "files_vacuumed": sum(r["files_vacuumed"] for r in done),
+    })
+
+
+@dg.job(name="maintenance", description="Warehouse maintenance: compaction, vacuum and a log checkpoint of every Delta table.",
+        tags={"dagster/concurrency_key": "warehouse_maintenance"})
+def maintenance_job() -> None:
+    maintain_warehouse()
+
+
+weekly_maintenance = dg.ScheduleDefinition(
+    name="weekly_maintenance", job=maintenance_job, cron_schedule=WEEKLY_CRON, execution_timezone="UTC",
+    description="Weekly warehouse maintenance (compaction, vacuum, checkpoint) of every Delta table.")
