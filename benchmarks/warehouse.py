@@ -1,13 +1,16 @@
-"""Warehouse benchmark: validated atomic ingest of 1M step labels, then one grouped aggregate in
-DuckDB vs pandas over the same Parquet files. Last stdout line: one JSON object.
+"""Warehouse benchmark: validated ingest of 1M step labels as Delta commits, one grouped aggregate in DuckDB vs
+pandas over the same Parquet files, the cost of one small commit, and a time-travel read. Last stdout line: one
+JSON object.
 
-Targets: ingest >= 500k rows/s; DuckDB >= 5x faster than pandas (read, then aggregate).
+Targets: ingest >= 500k rows/s; DuckDB >= 5x faster than pandas (read, then aggregate). ``delta_commit_s`` (median
+of small appends) and ``time_travel_read_s`` (open the first version and aggregate it) are reported, no target.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -24,6 +27,7 @@ import pyarrow as pa
 from warehouse import Warehouse, connect
 
 METHODS = np.array(["mc", "omegaprm", "sympy", "judge"])
+COMMITS = 20
 AGG_SQL = """
 SELECT method, step_idx, count(*) AS n, avg(soft_label) AS mean_soft,
        avg(CASE WHEN hard_label THEN 1.0 ELSE 0.0 END) AS share_good, sum(cost_tokens) AS tokens
@@ -71,6 +75,18 @@ def run(rows: int, batch: int, root: Path) -> dict:
         tokens=("cost_tokens", "sum")).reset_index()
     pandas_s = time.perf_counter() - start
     assert len(grouped) == len(duck) and int(grouped["n"].sum()) == int(duck["n"].sum()) == rows
+
+    commits = []
+    for i in range(COMMITS):  # what a labeler's chunk write costs: 100 rows, one commit
+        small = make_batch(rows + i * 100, 100, rng)
+        start = time.perf_counter()
+        wh.write("step_labels", small, source="bench", day="2026-11-30", writer="small")
+        commits.append(time.perf_counter() - start)
+
+    start = time.perf_counter()  # the first version: one batch, read back through the log of every later commit
+    past = connect(root, versions={"step_labels": 0}).execute(AGG_SQL).df()
+    travel_s = time.perf_counter() - start
+    assert int(past["n"].sum()) == min(batch, rows)
     return {
         "rows": rows,
         "files": len(batches),
@@ -79,13 +95,17 @@ def run(rows: int, batch: int, root: Path) -> dict:
         "duckdb_aggregate_s": round(duck_s, 4),
         "pandas_aggregate_s": round(pandas_s, 4),
         "duckdb_speedup": round(pandas_s / duck_s, 2),
+        "delta_commit_s": round(statistics.median(commits), 4),
+        "delta_commits": COMMITS,
+        "table_version": wh.version("step_labels"),
+        "time_travel_read_s": round(travel_s, 4),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--batch", type=int, default=100_000, help="rows per validated atomic write")
+    parser.add_argument("--batch", type=int, default=100_000, help="rows per validated write (one Delta commit)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         result = run(args.rows, args.batch, Path(tmp))

@@ -12,20 +12,26 @@ from pydantic import Field, PrivateAttr
 from prm.generation import GenerationBackend, GenerationConfig, make_backend
 from prm.models import model_version
 from warehouse import Warehouse, default_root
+from warehouse.config import PROJECT_ROOT
+from warehouse.location import is_remote
 
 INBOX_ENV = "PRM_INBOX"
 
 
 def default_inbox() -> Path:
-    """``$PRM_INBOX``, else ``inbox/`` next to the warehouse root."""
+    """``$PRM_INBOX``, else ``inbox/`` next to a local warehouse root (``data/inbox`` for an object-store root:
+    the inbox is a local folder the sensor watches)."""
     value = os.environ.get(INBOX_ENV)
-    return Path(value).expanduser() if value else default_root().parent / "inbox"
+    if value:
+        return Path(value).expanduser()
+    root = default_root()
+    return (PROJECT_ROOT / "data" if is_remote(root) else Path(root).parent) / "inbox"
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """The Parquet warehouse (and its inbox of dropped problem files)."""
+    """The Delta warehouse (and its inbox of dropped problem files)."""
 
-    data_root: str = ""  # empty: $PRM_DATA_ROOT or <project>/data/warehouse
+    data_root: str = ""  # a folder or s3:// URI; empty: $PRM_DATA_ROOT or <project>/data/warehouse
     inbox: str = ""  # empty: $PRM_INBOX or <data root>/../inbox
 
     def get(self) -> Warehouse:

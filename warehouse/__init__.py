@@ -1,4 +1,4 @@
-"""The warehouse: versioned schemas, atomic hive-partitioned Parquet writes, DuckDB views.
+"""The warehouse: versioned schemas, validated Delta Lake commits (local or s3://), DuckDB snapshot views.
 
 Never imports dagster.
 """

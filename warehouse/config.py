@@ -1,4 +1,4 @@
-"""Where the warehouse lives: ``$PRM_DATA_ROOT`` or ``data/warehouse`` inside the project."""
+"""Where the warehouse lives: ``$PRM_DATA_ROOT`` (a folder or ``s3://`` URI) or ``data/warehouse`` in the project."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ ENV_VAR = "PRM_DATA_ROOT"
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
-def default_root() -> Path:
-    """The data root: ``$PRM_DATA_ROOT`` when set, else ``<project>/data/warehouse`` (git-ignored)."""
+def default_root() -> str:
+    """The data root: ``$PRM_DATA_ROOT`` when set (a folder or an object-store URI), else
+    ``<project>/data/warehouse`` (git-ignored)."""
+    from warehouse.location import normalize
+
     value = os.environ.get(ENV_VAR)
-    return Path(value).expanduser() if value else PROJECT_ROOT / "data" / "warehouse"
+    return normalize(value) if value else str(PROJECT_ROOT / "data" / "warehouse")

@@ -1,8 +1,9 @@
 """Versioned Arrow schemas of every warehouse table.
 
-Each table has one row type with stable ids and provenance columns. The hive partition columns
-(``source``, ``day``) are part of each logical schema but live in the directory names, not in the
-Parquet files, so a nightly refresh appends a new ``day=`` folder without rewriting history.
+Each table has one row type with stable ids and provenance columns. The partition columns (``source``,
+``day``) are part of each logical schema; in the Delta table they, and the ``writer`` of the rows, are Delta
+partition values, not columns of the Parquet files, so a nightly refresh adds a new ``day`` partition without
+rewriting history.
 """
 
 from __future__ import annotations
@@ -253,6 +254,6 @@ def delta_schema(table: str) -> pa.Schema:
 
 
 def file_schema(table: str) -> pa.Schema:
-    """The schema stored inside Parquet files: the logical schema minus the hive partition columns."""
+    """The schema stored inside the data files: the logical schema minus the partition columns."""
     schema = TABLES[table]
     return pa.schema([f for f in schema if f.name not in PARTITION_COLUMNS], metadata=schema.metadata)

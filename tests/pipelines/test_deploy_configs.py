@@ -14,6 +14,7 @@ from dagster._core.instance.config import dagster_instance_config
 
 from pipelines.definitions import defs
 from pipelines.resources import GenerationResource
+from warehouse.location import normalize
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 PYPROJECT = DEPLOY.parent / "pyproject.toml"
@@ -72,9 +73,9 @@ def test_the_helm_values_give_the_same_instance_and_serve_this_code_location() -
     module = tomllib.loads(PYPROJECT.read_text())["tool"]["dagster"]["module_name"]
     assert deployment["dagsterApiGrpcArgs"] == ["-m", module]
     env = {e["name"]: e["value"] for e in deployment["env"]}
-    assert not env["PRM_DATA_ROOT"].startswith("s3://")  # the warehouse writes to a filesystem, not to S3 (yet)
+    assert normalize(env["PRM_DATA_ROOT"]).startswith("s3://")  # the warehouse: Delta tables on S3
     mounts = [m["mountPath"] for m in deployment["volumeMounts"]]
-    assert any(env["PRM_DATA_ROOT"].startswith(m + "/") for m in mounts)
+    assert all(any(env[k].startswith(m + "/") for m in mounts) for k in ("PRM_INBOX", "PRM_MODEL_CACHE"))
     # The chart renders these into the instance: they must say what deploy/dagster.yaml says.
     runs, pools = values["concurrency"]["runs"], values["concurrency"]["pools"]
     assert runs["maxConcurrentRuns"] == instance["concurrency"]["runs"]["max_concurrent_runs"]
