@@ -85,6 +85,9 @@ def prm_training_set(context: dg.AssetExecutionContext, config: PRMDataConfig,
         "dagster/row_count": len(ts.rows), "splits": md_table(splits),
         "dropped": md_table([{"unlabeled": s.dropped_unlabeled, "partly labeled": s.dropped_partial,
                               "not consensus": s.dropped_not_consensus, "balance": s.dropped_by_balance}]),
+        # The Delta versions read: `prm-warehouse sql --version steps=N ...` reads this exact data again.
+        "warehouse_versions": md_table([{"table": t, "version": v} for t, v in ts.warehouse_versions.items()
+                                        if v is not None]),
     })
 
 

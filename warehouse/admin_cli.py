@@ -72,7 +72,9 @@ def maintain(root: str | None, retention_hours: int, dry_run: bool, tables: tupl
 @click.command()
 @root_option
 @click.option("--to", default=None, help="Write the Delta warehouse here (a folder or s3:// URI) instead of in place.")
-def migrate(root: str | None, to: str | None) -> None:
+@click.option("--skip-invalid", is_flag=True,
+              help="Leave out old files that do not validate against the current schema (listed; kept in the backup).")
+def migrate(root: str | None, to: str | None, skip_invalid: bool) -> None:
     """Convert a warehouse of the earlier Parquet-folder layout into Delta tables.
 
     In place, the old folder is kept as <root>.parquet-backup-<time>.
@@ -80,10 +82,12 @@ def migrate(root: str | None, to: str | None) -> None:
     Example: prm-warehouse migrate --root data/warehouse
     """
     try:
-        done = run_migration(root or default_root(), to)
+        done = run_migration(root or default_root(), to, skip_invalid)
     except MigrationError as exc:
         fail(str(exc), "see `prm-warehouse migrate --help`")
         return
+    for why in done.skipped:
+        click.echo(f"skipped {why}", err=True)
     for table, rows in sorted(done.rows.items()):
         click.echo(f"{table:<16} {rows:>10,} rows")
     click.echo(f"Delta warehouse at {done.root}" + (f"; old files kept at {done.backup}" if done.backup else ""),

@@ -71,3 +71,20 @@ def test_migrate_to_s3_leaves_the_old_folder_alone(tmp_path: Path, s3_root: str)
     assert connect(s3_root).execute("SELECT count(*) FROM problems").fetchone() == (4,)
     with pytest.raises(SchemaVersionError):
         Warehouse(root)  # untouched: still the old layout
+
+
+def test_a_file_that_no_longer_validates_stops_the_migration_unless_skipped(tmp_path: Path) -> None:
+    root = tmp_path / "wh"
+    _legacy(root)
+    folder = root / "steps" / "source=arith" / f"day={DAY}"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.table({"solution_id": ["s"], "step_idx": [0]}), folder / "part-steps-r-000000.parquet")
+    out = CliRunner().invoke(main, ["migrate", "--root", str(root)])
+    assert out.exit_code == 1 and "part-steps-r-000000.parquet" in out.output and "--skip-invalid" in out.output
+    with pytest.raises(SchemaVersionError):
+        Warehouse(root)  # nothing was swapped
+    assert not list(tmp_path.glob("wh.delta-migrating-*"))  # and the half-made copy is gone
+    out = CliRunner().invoke(main, ["migrate", "--root", str(root), "--skip-invalid"])
+    assert out.exit_code == 0 and "skipped steps/source=arith" in out.output
+    assert Warehouse(root).read("problems").num_rows == 4 and Warehouse(root).version("steps") is None
+    assert Warehouse(root).history("problems")[0]["prm_operation"] == "migrate"

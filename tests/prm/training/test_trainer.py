@@ -121,6 +121,7 @@ def test_trains_from_the_warehouse_training_set(labeled_wh: Warehouse, tiny_base
     assert card["rows"] == {"train": ts.stats.solutions["train"], "val": ts.stats.solutions["val"]}
     assert card["test_rows_unused"] == ts.stats.solutions["test"]
     assert card["training_set"]["method"] == "mc"
+    assert card["warehouse_versions"] == labeled_wh.versions()  # the PRM names the exact data it was trained on
 
 
 def test_trains_from_a_saved_training_set_and_a_datasets_folder(labeled_wh: Warehouse, tiny_base: Path,
@@ -130,6 +131,7 @@ def test_trains_from_a_saved_training_set_and_a_datasets_folder(labeled_wh: Ware
     ts = build_training_set(labeled_wh.root, TrainingSetConfig(method="truth", val_share=0.3, test_share=0.2))
     saved = read_prm_card(train_prm(ts.save(tmp_path / "ts"), tmp_path / "a", tiny(tiny_base, max_steps=2)))
     assert saved["label_method"] == "truth" and saved["rows"]["train"] == ts.stats.solutions["train"]
+    assert saved["warehouse_versions"] == ts.warehouse_versions  # kept through save and load
 
     columns = ("prompt", "completions", "labels")
     export = datasets.DatasetDict({
