@@ -118,7 +118,8 @@ def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     wh = warehouse.get()
     kw = {"source": ts_config.source or "all", "day": today(), "run_id": context.run_id}
     wh.write("prm_evaluations", ev.rows, writer="prm_evaluation", **kw)
-    wh.write("step_scores", ev.scores, writer="prm_evaluation", **kw)
+    # One set of scores per PRM: evaluating the same model again (a rerun, another day) replaces its scores.
+    wh.write("step_scores", ev.scores, writer="prm_evaluation", replace_where={"model": ev.model}, **kw)
     table = evaluation_markdown(ev.rows)
     context.log.info("PRM evaluation\n" + table)
     curve = bon_curve(as_solutions(ev.scored["val"]), as_solutions(ev.scored["test"]),

@@ -35,7 +35,8 @@ def maintain_warehouse(context: dg.OpExecutionContext, config: MaintenanceConfig
     })
 
 
-@dg.job(name="maintenance", description="Warehouse maintenance: compaction, vacuum and a log checkpoint of every Delta table.",
+@dg.job(name="maintenance",
+        description="Warehouse maintenance: compaction, vacuum and a log checkpoint of every Delta table.",
         tags={"dagster/concurrency_key": "warehouse_maintenance"})
 def maintenance_job() -> None:
     maintain_warehouse()

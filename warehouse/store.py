@@ -130,16 +130,21 @@ class Warehouse:
         run_id: str | None = None,
         writer: str | None = None,
         replace: bool = False,
+        replace_where: Mapping[str, str] | None = None,
         extra_defaults: Mapping[str, Any] | None = None,
     ) -> WriteResult:
         """Validate ``rows`` and commit them to partition (source, day) as one Delta commit.
 
         ``writer`` names who wrote the rows (default: the table); with ``replace=True`` the writer's earlier
         rows in that partition are swapped for the new ones in the same commit (never both visible), which
-        makes re-materializing a partition idempotent. Zero rows is a normal write: nothing is committed
-        (with ``replace``, the writer's earlier rows are still removed). Raises SchemaError before touching
-        storage if any row is bad.
+        makes re-materializing a partition idempotent. ``replace_where={"model": m}`` instead swaps every row
+        of the table, in any partition, whose string columns equal those values (the new rows must match too):
+        e.g. a PRM's step scores, stored once per model whatever day it was evaluated. Zero rows is a normal
+        write: nothing is committed (with a replace, the earlier rows are still removed). Raises SchemaError
+        before touching storage if any row is bad.
         """
+        if replace and replace_where:
+            raise ValueError("pass replace=True (the writer's rows of the partition) or replace_where, not both")
         schema = self.schema(table)
         day = _check_day(day or today())
         source_value, writer_value = _safe(source, "source"), _safe(writer or table, "writer")
@@ -150,8 +155,8 @@ class Warehouse:
         data = validate_rows(table, schema, rows, defaults)
         data = _with_partitions(data, source_value, day, writer_value).select(delta_schema(table).names)
         data = data.cast(delta_schema(table))
-        match = {"source": source_value, "day": day, "writer": writer_value}
-        where = predicate(**match) if replace else None
+        match = dict(replace_where) if replace_where else {"source": source_value, "day": day, "writer": writer_value}
+        where = predicate(**match) if replace or replace_where else None
         current = open_table(self.uri(table))
         replaced = _count(current, match) if where and current is not None else 0
         if data.num_rows == 0 and not replaced:

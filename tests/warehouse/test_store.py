@@ -83,6 +83,20 @@ def test_replace_rewrites_only_the_writers_partition(wh: Warehouse) -> None:
     assert got == [("2026-11-20", "mc", 0.25), ("2026-11-20", "sympy", 1.0), ("2026-11-21", "mc", 0.5)]
 
 
+def test_replace_where_swaps_matching_rows_in_every_partition(wh: Warehouse) -> None:
+    wh.write("step_labels", [_label("mc", 0.5)], writer="mc", source="arith", day="2026-11-20")
+    wh.write("step_labels", [_label("mc", 0.5)], writer="mc", source="gsm8k", day="2026-11-21")
+    wh.write("step_labels", [_label("sympy", 1.0)], writer="sympy", source="arith", day="2026-11-20")
+    result = wh.write("step_labels", [_label("mc", 0.75)], writer="mc", source="arith", day="2026-11-22",
+                      replace_where={"method": "mc"})
+    assert result.replaced == 2
+    got = connect(wh.root).execute("SELECT day, method, soft_label FROM step_labels ORDER BY day, method").fetchall()
+    assert got == [("2026-11-20", "sympy", 1.0), ("2026-11-22", "mc", 0.75)]
+    with pytest.raises(ValueError, match="not both"):
+        wh.write("step_labels", [], writer="mc", source="arith", day="2026-11-22", replace=True,
+                 replace_where={"method": "mc"})
+
+
 def _label(method: str, soft: float) -> dict:
     return {"solution_id": "s1", "problem_id": "p1", "step_idx": 0, "method": method, "soft_label": soft,
             "hard_label": soft > 0, "status": "labeled", "labeler_version": "test"}
