@@ -146,6 +146,9 @@ class Warehouse:
         if replace and replace_where:
             raise ValueError("pass replace=True (the writer's rows of the partition) or replace_where, not both")
         schema = self.schema(table)
+        unknown = sorted(set(replace_where or {}) - set(delta_schema(table).names))
+        if unknown:
+            raise ValueError(f"replace_where names {unknown}, which {table} does not have; use its columns")
         day = _check_day(day or today())
         source_value, writer_value = _safe(source, "source"), _safe(writer or table, "writer")
         run_id = run_id or new_run_id()

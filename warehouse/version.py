@@ -49,7 +49,12 @@ def stored_format(root: str) -> tuple[int, str] | None:
     """(schema version, format) the root declares; None for an empty root. Pre-marker data is version 1."""
     marker = _read_marker(root)
     if marker is not None:
-        return int(marker["schema_version"]), str(marker.get("format", "parquet"))
+        try:
+            return int(marker["schema_version"]), str(marker.get("format", "parquet"))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise SchemaVersionError(f"warehouse marker {root}/{MARKER} holds {marker!r}, not "
+                                     '{"schema_version": N, "format": ...}; restore it or move the folder aside'
+                                     ) from None
     return (1, "parquet") if legacy_tables(root) else None
 
 
