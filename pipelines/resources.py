@@ -32,7 +32,7 @@ class WarehouseResource(dg.ConfigurableResource):
     """The Delta warehouse (and its inbox of dropped problem files)."""
 
     data_root: str = ""  # a folder or s3:// URI; empty: $PRM_DATA_ROOT or <project>/data/warehouse
-    inbox: str = ""  # empty: $PRM_INBOX or <data root>/../inbox
+    inbox: str = ""  # empty: $PRM_INBOX, else <data root>/../inbox (data/inbox for an s3:// root)
 
     def get(self) -> Warehouse:
         return Warehouse(self.data_root or None)
