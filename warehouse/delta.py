@@ -45,32 +45,34 @@ def open_table(uri: str, version: int | None = None) -> DeltaTable | None:
         return None
 
 
-def _retry(action: Any, what: str) -> None:
-    """Run ``action`` until it commits; a commit that conflicts with a concurrent one is retried."""
+def _retry(action: Any, what: str) -> Any:
+    """Run ``action`` until it commits and return its result; a commit that conflicts with a concurrent one
+    is retried."""
     for attempt in range(COMMIT_ATTEMPTS):
         try:
-            action()
-            return
+            return action()
         except CommitFailedError as exc:
             if attempt == COMMIT_ATTEMPTS - 1:
                 raise RuntimeError(f"{what}: {COMMIT_ATTEMPTS} commits lost to concurrent writers ({exc}); "
                                    "retry the write, or run fewer writers on one partition") from exc
             time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
+    raise AssertionError("unreachable: the loop returns or raises")
 
 
-def commit_rows(uri: str, data: pa.Table, *, replace_where: str | None, metadata: Mapping[str, str]) -> None:
+def commit_rows(uri: str, data: pa.Table, *, replace_where: str | None, metadata: Mapping[str, str]) -> int | None:
     """Append ``data`` to the table at ``uri`` (creating it, partitioned by :data:`DELTA_PARTITIONS`), or with
     ``replace_where`` swap the rows matching that predicate for ``data`` in one commit. An empty ``data``
-    with ``replace_where`` only deletes."""
+    with ``replace_where`` only deletes. Returns the table version after the commit (None: nothing to do)."""
     props = CommitProperties(custom_metadata=dict(metadata))
     opts = storage_options(uri)
 
-    def attempt() -> None:
+    def attempt() -> int | None:
         table = open_table(uri)
         if data.num_rows == 0:
-            if table is not None and replace_where:
-                table.delete(replace_where, writer_properties=_WRITER_PROPS, commit_properties=props)
-            return
+            if table is None or not replace_where:
+                return None
+            table.delete(replace_where, writer_properties=_WRITER_PROPS, commit_properties=props)
+            return table.version()  # delta-rs moves the table object to the version it committed
         if table is None:
             try:
                 write_deltalake(uri, data, partition_by=list(DELTA_PARTITIONS), mode="append", storage_options=opts,
@@ -79,11 +81,12 @@ def commit_rows(uri: str, data: pa.Table, *, replace_where: str | None, metadata
                 if open_table(uri) is None:
                     raise
                 raise CommitFailedError(str(exc)) from exc
-            return  # a new table had nothing to replace
+            return 0  # a new table had nothing to replace
         write_deltalake(table, data, mode="overwrite" if replace_where else "append", predicate=replace_where,
                         writer_properties=_WRITER_PROPS, commit_properties=props)
+        return table.version()
 
-    _retry(attempt, f"commit to {uri}")
+    return _retry(attempt, f"commit to {uri}")
 
 
 def dataset(table: DeltaTable) -> pads.Dataset:

@@ -48,19 +48,8 @@ def storage_options(root: str) -> dict[str, str] | None:
 
 
 def filesystem(root: str) -> tuple[pafs.FileSystem, str]:
-    """A pyarrow filesystem for small side files under ``root`` (the format marker) and the path in it."""
+    """A pyarrow filesystem for small side files under ``root`` (the format marker) and the path in it; pyarrow
+    reads the same ``AWS_*`` variables (endpoint included) as delta-rs."""
     if not is_remote(root):
         return pafs.LocalFileSystem(), root
-    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-    if root.startswith(("s3://", "s3a://")):
-        bucket_path = root.split("://", 1)[1]
-        kwargs = {}
-        if endpoint:
-            scheme, _, host = endpoint.partition("://")
-            kwargs = {"endpoint_override": host, "scheme": scheme}
-        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-        if region:
-            kwargs["region"] = region
-        return pafs.S3FileSystem(**kwargs), bucket_path
-    fs, path = pafs.FileSystem.from_uri(root)
-    return fs, path
+    return pafs.FileSystem.from_uri(root)

@@ -84,6 +84,7 @@ class Warehouse:
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = normalize(root if root is not None else default_root())
         check_version(self.root)  # an older warehouse is refused with what to do, never misread
+        self._stamped = False
 
     def tables(self) -> list[str]:
         return sorted(TABLES)
@@ -164,12 +165,18 @@ class Warehouse:
         replaced = _count(current, match) if where and current is not None else 0
         if data.num_rows == 0 and not replaced:
             return WriteResult(table=table, path=None, rows=0)
-        stamp_version(self.root)
+        self._stamp()
         operation = "replace" if where else "append"
-        commit_rows(self.uri(table), data, replace_where=where,
-                    metadata={"run_id": run_id, "writer": writer_value, "prm_operation": operation})
+        version = commit_rows(self.uri(table), data, replace_where=where,
+                              metadata={"run_id": run_id, "writer": writer_value, "prm_operation": operation})
         return WriteResult(table=table, path=self.partition_uri(table, source, day), rows=data.num_rows,
-                           replaced=replaced, version=self.version(table))
+                           replaced=replaced, version=version)
+
+    def _stamp(self) -> None:
+        """Write the root's version marker before the first commit of this instance (one read per instance)."""
+        if not self._stamped:
+            stamp_version(self.root)
+            self._stamped = True
 
     @contextmanager
     def table_lock(self, table: str) -> Iterator[None]:

@@ -27,11 +27,9 @@ def _read_marker(root: str) -> dict | None:
     try:
         with fs.open_input_stream(f"{path}/{MARKER}") as fh:
             return json.loads(fh.read())
-    except FileNotFoundError:
+    except FileNotFoundError:  # pyarrow raises it for a missing local file and a missing object alike
         return None
     except (OSError, ValueError, pa.ArrowException) as exc:
-        if "not found" in str(exc).lower() or "does not exist" in str(exc).lower():
-            return None
         raise SchemaVersionError(f"warehouse marker {root}/{MARKER} is unreadable ({exc}); "
                                  "restore it or move the folder aside") from None
 
