@@ -16,6 +16,7 @@ from pipelines.instance import ensure_dagster_home
 from pipelines.partitions import partition_key, register_sources
 from pipelines.recovery import SlotWatcher, owner_tags, release_dead_runs
 from warehouse import Warehouse, connect, today
+from warehouse.db import snapshot_versions
 
 # (table that must have rows, query): the summary shows each query whose table is filled.
 EXAMPLES = [
@@ -94,13 +95,14 @@ def _say(message: str) -> None:
 
 def summary(wh: Warehouse) -> str:
     con = connect(wh.root)
-    lines = [f"warehouse: {wh.root}"]
+    versions = snapshot_versions(con)
+    lines = [f"warehouse: {wh.root} (Delta tables; `.venv/bin/prm-warehouse history TABLE` lists the versions)"]
     filled = set()
     for table in wh.tables():
         (n,) = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0]
         if n:
             filled.add(table)
-            lines.append(f"  {table:<14} {n:>8,} rows")
+            lines.append(f"  {table:<14} {n:>8,} rows  version {versions[table]}")
     for table, sql in EXAMPLES:
         if table in filled:
             lines += ["", f".venv/bin/prm-warehouse sql \"{sql}\"", str(con.sql(sql))]
