@@ -208,16 +208,18 @@ def test_a_server_killed_mid_batch_loses_no_request(tiny_policy_dir: Path, tiny_
             assert all(r.ok for r in backend.generate([GenerationRequest("1 =", max_tokens=4)] * 4))
             state = backend.fleet.servers
             before = {url: s.served for url, s in state.items()}
-            at_kill: list[tuple[int, int]] = []  # (answered in this batch, in flight) when it was killed
+            at_kill: list[tuple[int, int]] = []  # (answered by both in this batch, doomed's in flight) at the kill
             batch_done = threading.Event()
 
             def kill_mid_batch() -> None:
+                # Mid-run: some answers are back and the doomed server holds requests. Its share of the answers
+                # is not a condition: under load a slow server may answer none while the other answers many.
                 target = state[doomed.base_url]
                 while not batch_done.wait(0.005):
-                    answered, in_flight = target.served - before[doomed.base_url], target.in_flight
-                    if answered >= 4 and in_flight > 0:
+                    answered = sum(s.served for s in state.values()) - sum(before.values())
+                    if answered >= 4 and target.in_flight > 0:
                         os.killpg(doomed.process.pid, signal.SIGKILL)  # its in-flight requests lose the connection
-                        at_kill.append((answered, in_flight))
+                        at_kill.append((answered, target.in_flight))
                         return
 
             killer = threading.Thread(target=kill_mid_batch, daemon=True)
@@ -226,11 +228,11 @@ def test_a_server_killed_mid_batch_loses_no_request(tiny_policy_dir: Path, tiny_
             batch_done.set()
             killer.join()
             answered = {url: s.served - before[url] for url, s in state.items()}
-            assert at_kill, "the batch ended before the doomed server was killed; make it longer"
+            assert at_kill, f"the batch ended before the doomed server was killed: {answered}, {list(state.values())}"
             assert backend.fleet.up == (survivor.base_url,) and state[doomed.base_url].failures >= 1
 
     assert [r.index for r in rows] == list(range(len(requests)))
     assert all(r.ok and len(r.texts) == 2 for r in rows), [r.error for r in rows if not r.ok]
     assert [r.prompt_tokens - rows[0].prompt_tokens for r in rows] == [2 * i for i in range(len(requests))]
     # Every answer the client received became exactly one row: none lost, none answered twice.
-    assert answered[doomed.base_url] >= 4 and sum(answered.values()) == len(requests)
+    assert sum(answered.values()) == len(requests) and at_kill[0][0] < len(requests)
