@@ -14,8 +14,8 @@ COMMIT_ATTEMPTS = 30
 MARKER = "warehouse.json"
 FORMAT = "delta"
 
-# Lock files of Warehouse.table_lock: ``<root>/.locks/<table>.lock`` for a local root (never deleted:
-# deleting a lock file races its next user).
+# Locks of Warehouse.table_lock: the file ``<root>/.locks/<table>.lock`` for a local root (never deleted:
+# deleting a lock file races its next user), the lease table ``<root>/.locks/<table>`` for an s3:// root.
 LOCK_DIR = ".locks"
 
 # Vacuum keeps files removed less than this long ago, so readers of recent versions (time travel, a

@@ -24,7 +24,7 @@ from warehouse.config import default_root
 from warehouse.constants import WRITER_COLUMN
 from warehouse.delta import commit_rows, history, open_table, predicate
 from warehouse.location import normalize, table_uri
-from warehouse.locks import exclusive, lock_path
+from warehouse.locks import named_lock
 from warehouse.schemas import PARTITION_COLUMNS, TABLES, delta_schema
 from warehouse.validate import Rows, SchemaError, validate_rows
 from warehouse.version import check_version, stamp_version
@@ -183,7 +183,7 @@ class Warehouse:
         """Hold ``table``'s exclusive lock: for a read-then-write across partitions (e.g. "append only ids no
         other partition holds") that parallel runs must not interleave (warehouse/locks.py)."""
         self.schema(table)
-        with exclusive(lock_path(self.root, table)):
+        with named_lock(self.root, table):
             yield
 
     def read(self, table: str, version: int | None = None) -> pa.Table:

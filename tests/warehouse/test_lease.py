@@ -1,0 +1,133 @@
+"""The cross-host lock (warehouse/lease.py): a Delta lock table changed by compare-and-swap, on a local folder
+and on a real S3-compatible server (moto) on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pyarrow.fs as pafs
+import pytest
+
+from tests.s3_server import env_for
+from warehouse import Warehouse
+from warehouse.lease import Holder, LockLost, LockTimeout, lease, swap
+
+_HOLD = textwrap.dedent("""
+    import sys, time
+    from warehouse.lease import lease
+    with lease(sys.argv[1], lease_s=float(sys.argv[2])):
+        print("held", flush=True)
+        time.sleep(float(sys.argv[3]))
+""")
+
+
+def _hold(uri: str, lease_s: float, hold_s: float) -> subprocess.Popen:
+    """A process that takes the lease and holds it ``hold_s`` seconds (it has it once this returns)."""
+    proc = subprocess.Popen([sys.executable, "-c", _HOLD, uri, str(lease_s), str(hold_s)], stdout=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.stdout.readline().strip() == b"held"
+    return proc
+
+
+def test_a_held_lease_makes_others_wait_then_time_out_naming_the_holder(tmp_path: Path) -> None:
+    uri = str(tmp_path / "lock")
+    holder = _hold(uri, lease_s=60, hold_s=60)
+    try:
+        with pytest.raises(LockTimeout, match=rf"still held by \S+:{holder.pid} \(lease ends in"), \
+                lease(uri, wait_s=1.0, poll_s=0.2):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_killed_holders_lease_is_taken_over_once_it_runs_out(tmp_path: Path) -> None:
+    uri = str(tmp_path / "lock")
+    holder = _hold(uri, lease_s=3, hold_s=600)
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    killed_at = time.monotonic()
+    with lease(uri, poll_s=0.2):
+        waited = time.monotonic() - killed_at
+    assert 1.0 < waited < 30  # not before the dead holder's lease ran out (3 s from taking it)
+    took, seen = swap(uri, lambda h: h.free(time.time()), Holder("t", "me", time.time() + 60))
+    assert took and seen.token == ""  # given back at the end of the block
+
+
+def test_a_live_holder_renews_its_lease_past_lease_s(tmp_path: Path) -> None:
+    uri = str(tmp_path / "lock")
+    holder = _hold(uri, lease_s=1.5, hold_s=6)  # renews every 0.5 s
+    try:
+        time.sleep(3.0)  # twice the lease: only renewal keeps it held
+        with pytest.raises(LockTimeout), lease(uri, wait_s=1.0, poll_s=0.2):
+            pass
+    finally:
+        assert holder.wait(timeout=60) == 0
+
+
+def test_a_lease_taken_away_while_held_raises_lock_lost(tmp_path: Path) -> None:
+    uri = str(tmp_path / "lock")
+    with pytest.raises(LockLost, match="thief"), lease(uri, lease_s=60):
+        # As if the lease had run out and another process had taken it.
+        assert swap(uri, lambda h: True, Holder("other", "thief", time.time() + 60))[0]
+
+
+def test_an_error_inside_the_block_gives_the_lease_back(tmp_path: Path) -> None:
+    uri = str(tmp_path / "lock")
+    with pytest.raises(ZeroDivisionError), lease(uri):
+        1 / 0  # noqa: B018
+    with lease(uri, wait_s=0.0):
+        pass
+
+
+_COUNT = textwrap.dedent("""
+    import sys, time
+    import pyarrow.fs as pafs
+    from warehouse import Warehouse
+    root, counter, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    fs, path = pafs.FileSystem.from_uri(counter)
+    for _ in range(rounds):
+        with Warehouse(root).table_lock("problems"):
+            with fs.open_input_stream(path) as f:
+                value = int(f.read())
+            time.sleep(0.05)  # widen the read-modify-write window
+            with fs.open_output_stream(path) as f:
+                f.write(str(value + 1).encode())
+""")
+
+
+def test_table_lock_on_s3_excludes_processes_that_share_no_disk(s3_root: str, s3_endpoint: str,
+                                                                  tmp_path: Path) -> None:
+    """Each process has its own home and cache folder (as pods on different hosts): only the lease in the
+    bucket orders them. Unlocked, the read-modify-write rounds lose increments."""
+    counter = s3_root.rsplit("/", 1)[0] + "/counter"
+    fs, path = pafs.FileSystem.from_uri(counter)
+    with fs.open_output_stream(path) as f:
+        f.write(b"0")
+    procs, rounds = [], 8
+    for i in range(3):
+        home = tmp_path / f"host{i}"
+        home.mkdir()
+        env = {**env_for(s3_endpoint), "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
+               "PYTHONPATH": os.pathsep.join(sys.path)}
+        procs.append(subprocess.Popen([sys.executable, "-c", _COUNT, s3_root, counter, str(rounds)], env=env,
+                                      stderr=subprocess.PIPE, text=True))
+    for proc in procs:
+        assert proc.wait(timeout=600) == 0, proc.stderr.read()
+    with fs.open_input_stream(path) as f:
+        assert int(f.read()) == 3 * rounds
+    assert Warehouse(s3_root).files("problems") == []  # the lock table is not a warehouse table
+
+
+def test_the_lock_tables_log_is_checkpointed_as_it_grows(tmp_path: Path) -> None:
+    uri = tmp_path / "lock"
+    for _ in range(5):  # created at version 0, then a take and a give-back each: 11 commits, one checkpoint
+        with lease(str(uri)):
+            pass
+    assert (uri / "_delta_log" / "_last_checkpoint").exists()
