@@ -3,7 +3,9 @@
 Starts a real S3-compatible server (moto, a dev dependency) on 127.0.0.1, runs ``python -m pipelines.demo`` once
 per root (own Dagster home and inbox each), then reads every table back through DuckDB from both and compares
 them. Ignored, because they differ between any two runs: ``run_id``, ``created_at``, the random temp-folder name
-in the label-source comparison's ``model`` column, and the RL run's wall-clock metrics. Last stdout line: JSON.
+in the label-source comparison's ``model`` column, and the RL run's wall-clock metrics. First it times
+``Warehouse.table_lock`` on both roots (a lease in the bucket for S3, a ``flock`` locally): ``lock_s`` is the
+first and the median of 30 acquire-and-release cycles. Last stdout line: JSON.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,7 +27,7 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 
 import httpx
 
-from warehouse import connect
+from warehouse import Warehouse, connect
 from warehouse.schemas import TABLES
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -58,6 +61,17 @@ def _rows(root: str, table: str) -> list[tuple]:
     return sorted(connect(root).execute(sql).fetchall(), key=repr)
 
 
+def _lock_s(root: str, cycles: int = 30) -> dict[str, float]:
+    """Seconds to take and give back ``Warehouse.table_lock`` with nobody else contending."""
+    wh, times = Warehouse(root), []
+    for _ in range(cycles):
+        start = time.perf_counter()
+        with wh.table_lock("problems"):
+            pass
+        times.append(time.perf_counter() - start)
+    return {"first": round(times[0], 4), "median": round(statistics.median(times[1:]), 4)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workdir", default=None, help="keep homes, logs and the local warehouse here")
@@ -70,6 +84,8 @@ def main() -> None:
 
         boto3.client("s3", endpoint_url=url).create_bucket(Bucket="prm-demo")
         roots = {"s3": "s3://prm-demo/warehouse", "local": str(work / "local-warehouse")}
+        lock_s = {name: _lock_s(root) for name, root in roots.items()}
+        print(json.dumps({"lock_s": lock_s}), file=sys.stderr, flush=True)
         walls = {}
         for name, root in roots.items():
             (work / name / "inbox").mkdir(parents=True, exist_ok=True)
@@ -85,8 +101,8 @@ def main() -> None:
         for table in TABLES:
             here, there = _rows(roots["local"], table), _rows(roots["s3"], table)
             tables[table] = {"rows": len(here), "s3_rows": len(there), "identical": here == there}
-        print(json.dumps({"runs": walls, "tables": tables, "all_identical": all(t["identical"] for t in
-                                                                               tables.values())}))
+        identical = all(t["identical"] for t in tables.values())
+        print(json.dumps({"lock_s": lock_s, "runs": walls, "tables": tables, "all_identical": identical}))
     finally:
         proc.terminate()
 

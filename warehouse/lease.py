@@ -148,7 +148,7 @@ def _tidy(uri: str) -> None:
 def lease(uri: str, *, lease_s: float = LEASE_S, wait_s: float = WAIT_S, poll_s: float = POLL_S) -> Iterator[None]:
     """Hold the lease of the lock table at ``uri`` for the block: waits while another process holds it."""
     token, owner = uuid.uuid4().hex, f"{socket.gethostname()}:{os.getpid()}"
-    deadline = time.monotonic() + wait_s
+    deadline, waiting_for = time.monotonic() + wait_s, None
     while True:
         took, seen = swap(uri, lambda h: h.free(time.time()), Holder(token, owner, time.time() + lease_s))
         if took:
@@ -156,7 +156,9 @@ def lease(uri: str, *, lease_s: float = LEASE_S, wait_s: float = WAIT_S, poll_s:
         if time.monotonic() > deadline:
             raise LockTimeout(f"lock {uri} is still held by {seen.describe()} after waiting {wait_s:g} s; if "
                               "that run is gone, its lease ends on its own, else wait for it to finish")
-        log.info("lock %s is held by %s; waiting", uri, seen.describe())
+        if seen.token != waiting_for:  # once per holder: a log line a second would bury the run's log
+            log.info("lock %s is held by %s; waiting (at most %g s)", uri, seen.describe(), wait_s)
+            waiting_for = seen.token
         time.sleep(poll_s * random.uniform(0.5, 1.5))
     if seen.token:
         log.warning("lock %s: took over the lease of %s, which ran out", uri, seen.owner)
