@@ -62,9 +62,9 @@ def test_a_killed_holders_lease_is_taken_over_once_it_runs_out(tmp_path: Path) -
 
 def test_a_live_holder_renews_its_lease_past_lease_s(tmp_path: Path) -> None:
     uri = str(tmp_path / "lock")
-    holder = _hold(uri, lease_s=1.5, hold_s=6)  # renews every 0.5 s
+    holder = _hold(uri, lease_s=3, hold_s=10)  # renews every second: slack for a loaded CI machine
     try:
-        time.sleep(3.0)  # twice the lease: only renewal keeps it held
+        time.sleep(6.0)  # twice the lease: only renewal keeps it held
         with pytest.raises(LockTimeout), lease(uri, wait_s=1.0, poll_s=0.2):
             pass
     finally:
