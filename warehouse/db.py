@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import duckdb
 
-from warehouse.delta import dataset, open_table
+from warehouse.delta import open_table
 from warehouse.location import normalize, table_uri
 from warehouse.methods import method_names
 from warehouse.schemas import TABLES
@@ -72,7 +72,8 @@ def connect(root: str | os.PathLike[str], database: str = ":memory:",
         found = open_table(table_uri(root, table), versions.get(table))
         if found is not None:
             columns = ", ".join(f'"{name}"' for name in schema.names)
-            con.from_arrow(dataset(found)).select(columns).create_view(table, replace=True)
+            # An Arrow dataset: DuckDB scans it with projection and filter pushdown.
+            con.from_arrow(found.to_pyarrow_dataset()).select(columns).create_view(table, replace=True)
         else:
             if versions.get(table) is not None:
                 raise KeyError(f"table {table} has no version {versions[table]}: it was never written")

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.dataset as pads
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
@@ -87,11 +86,6 @@ def commit_rows(uri: str, data: pa.Table, *, replace_where: str | None, metadata
         return table.version()
 
     return _retry(attempt, f"commit to {uri}")
-
-
-def dataset(table: DeltaTable) -> pads.Dataset:
-    """The table's snapshot as an Arrow dataset (DuckDB scans it with projection and filter pushdown)."""
-    return table.to_pyarrow_dataset()
 
 
 def history(uri: str, limit: int | None = None) -> list[dict[str, Any]]:

@@ -44,12 +44,10 @@ def maintain_table(wh: Warehouse, table: str, *, retention_hours: int = VACUUM_R
     if not dry_run:
         metrics = found.optimize.compact()
         compacted = int(metrics.get("numFilesRemoved", 0))
-        found = open_table(wh.uri(table))
     # A retention shorter than Delta's default is the caller's explicit choice (tests, a full bucket).
     vacuumed = found.vacuum(retention_hours=retention_hours, dry_run=dry_run,
                             enforce_retention_duration=retention_hours >= VACUUM_RETENTION_HOURS, full=True)
-    if not dry_run:
-        found = open_table(wh.uri(table))
+    if not dry_run:  # compact and vacuum moved ``found`` to the versions they committed
         found.create_checkpoint()  # readers replay the log from here instead of from version 0
     return TableMaintenance(table=table, version_before=before, version_after=found.version(),
                             files_before=files_before, files_after=len(found.file_uris()),

@@ -19,6 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from deltalake import DeltaTable
 
 from warehouse.config import default_root
 from warehouse.constants import WRITER_COLUMN
@@ -233,7 +234,7 @@ def _with_partitions(data: pa.Table, source: str, day: str, writer: str) -> pa.T
     return data
 
 
-def _count(found: Any, equals: Mapping[str, str]) -> int:
+def _count(found: DeltaTable, equals: Mapping[str, str]) -> int:
     """Rows of the table snapshot ``found`` whose columns equal ``equals`` (partition columns: no data read)."""
     expr = None
     for col, value in equals.items():

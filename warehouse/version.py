@@ -56,11 +56,12 @@ def stored_format(root: str) -> tuple[int, str] | None:
     return (1, "parquet") if legacy_tables(root) else None
 
 
-def check_version(root: str) -> None:
-    """Raise :class:`SchemaVersionError` when ``root`` holds data this code must not read as is."""
+def check_version(root: str) -> tuple[int, str] | None:
+    """Raise :class:`SchemaVersionError` when ``root`` holds data this code must not read as is; else the
+    (version, format) its marker declares (None: an empty root, no marker yet)."""
     found = stored_format(root)
     if found is None:
-        return
+        return None
     version, fmt = found
     if version != SCHEMA_VERSION:
         raise SchemaVersionError(
@@ -74,12 +75,12 @@ def check_version(root: str) -> None:
             f"warehouse {root} is in the Parquet-folder layout of earlier releases, this code reads Delta tables; "
             f"convert it in place with `prm-warehouse migrate --root {root}` (the old files are kept aside)"
         )
+    return found
 
 
 def stamp_version(root: str) -> None:
     """Check the version, then write the marker if it is missing (one atomic put)."""
-    check_version(root)
-    if _read_marker(root) is not None:
+    if check_version(root) is not None:  # a marker of this version and format is there
         return
     fs, path = filesystem(root)
     fs.create_dir(path, recursive=True)
