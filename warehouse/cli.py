@@ -51,7 +51,7 @@ def parse_versions(pairs: tuple[str, ...]) -> dict[str, int]:
 
 
 def _open(root: str | None, versions: tuple[str, ...] = ()) -> duckdb.DuckDBPyConnection:
-    root = root or str(default_root())
+    root = root or default_root()
     if not is_remote(root) and not Path(root).exists():
         fail(f"no warehouse at {root}", f"run `make demo` first or set --root / ${ENV_VAR}")
     try:

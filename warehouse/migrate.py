@@ -3,7 +3,7 @@
 The old layout is ``<root>/<table>/source=<s>/day=<d>/part-<writer>-<run_id>-<hex>.parquet``. Every table
 becomes one Delta table holding the same rows, with the writer taken from the file name, in one commit per
 table. Row counts are compared before anything is swapped; in place, the old folder is kept aside as
-``<root>.parquet-backup`` (delete it once you are satisfied).
+``<root>.parquet-backup-<time>`` (delete it once you are satisfied).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from deltalake import CommitProperties, write_deltalake
 
-from warehouse.constants import DELTA_PARTITIONS, WRITER_COLUMN
+from warehouse.constants import DELTA_PARTITIONS, MARKER, WRITER_COLUMN
 from warehouse.location import is_remote, normalize, storage_options, table_uri
 from warehouse.schemas import SCHEMA_VERSION, TABLES, delta_schema
 from warehouse.store import Warehouse
@@ -123,6 +123,6 @@ def migrate(root: str | Path, to: str | None = None, skip_invalid: bool = False)
     source.rename(backup)
     Path(target).rename(source)
     for extra in backup.iterdir():  # anything beside the tables (an inbox, notes) stays with the warehouse
-        if extra.name not in TABLES and extra.name != "warehouse.json" and not (source / extra.name).exists():
+        if extra.name not in TABLES and extra.name != MARKER and not (source / extra.name).exists():
             shutil.move(str(extra), source / extra.name)
     return Migrated(root=str(source), rows=rows, backup=str(backup), skipped=tuple(skipped))
