@@ -221,13 +221,17 @@ def test_completion_over_the_prm_context_is_scored_up_to_what_fits(served):
 class _Flaky:
     """A real scorer that raises on any batch holding the problem "boom" (a stand-in for a CUDA error)."""
 
-    def __init__(self, scorer, delay_s: float = 0.0):
-        self.scorer, self.delay_s = scorer, delay_s
+    def __init__(self, scorer, delay_s: float = 0.0, gate: threading.Event | None = None):
+        self.scorer, self.delay_s, self.gate = scorer, delay_s, gate
+        self.entered = threading.Event()  # set when a batch starts scoring
 
     def encode(self, problem, steps):
         return self.scorer.encode(problem, steps)
 
     def score_batch(self, items, batch_size=None):
+        self.entered.set()
+        if self.gate is not None:
+            assert self.gate.wait(120), "the test never opened the gate"
         time.sleep(self.delay_s)
         if any(p == "boom" for p, _ in items):
             raise RuntimeError("CUDA error: device-side assert triggered")
@@ -266,20 +270,25 @@ def test_a_model_that_fails_to_load_answers_503_with_the_reason(tmp_path):
 
 
 def test_health_answers_while_the_model_is_busy(tiny_prm):
-    engine = RewardEngine(lambda: _Flaky(load_prm(tiny_prm), delay_s=2.0),
-                          ServerConfig(reward=RewardConfig(outcome_weight=0)))
-    server = _serve(engine)
+    gate, made = threading.Event(), []
+
+    def scorer():
+        made.append(_Flaky(load_prm(tiny_prm), gate=gate))
+        return made[0]
+
+    server = _serve(RewardEngine(scorer, ServerConfig(reward=RewardConfig(outcome_weight=0))))  # built once ready
     try:
         with httpx.Client(base_url=server.url, timeout=30) as c:
             request = {"json": {"prompt": "q", "completion": GOOD}}
             slow = threading.Thread(target=c.post, args=("/score",), kwargs=request)
             slow.start()
-            time.sleep(0.3)  # the batch is now sleeping in the worker thread
-            started = time.monotonic()
-            assert c.get("/health").status_code == 200
-            assert time.monotonic() - started < 1.5  # well under the 2 s batch: the event loop was free
+            assert made[0].entered.wait(60)  # the batch now blocks in the worker thread until the gate opens
+            # A blocked event loop could not answer until the gate opened, which only happens after this line.
+            assert c.get("/health", timeout=15).status_code == 200
+            gate.set()
             slow.join()
     finally:
+        gate.set()
         server.stop()
 
 
