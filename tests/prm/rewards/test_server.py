@@ -221,8 +221,8 @@ def test_completion_over_the_prm_context_is_scored_up_to_what_fits(served):
 class _Flaky:
     """A real scorer that raises on any batch holding the problem "boom" (a stand-in for a CUDA error)."""
 
-    def __init__(self, scorer, delay_s: float = 0.0, gate: threading.Event | None = None):
-        self.scorer, self.delay_s, self.gate = scorer, delay_s, gate
+    def __init__(self, scorer, gate: threading.Event | None = None):
+        self.scorer, self.gate = scorer, gate
         self.entered = threading.Event()  # set when a batch starts scoring
 
     def encode(self, problem, steps):
@@ -232,7 +232,6 @@ class _Flaky:
         self.entered.set()
         if self.gate is not None:
             assert self.gate.wait(120), "the test never opened the gate"
-        time.sleep(self.delay_s)
         if any(p == "boom" for p, _ in items):
             raise RuntimeError("CUDA error: device-side assert triggered")
         return self.scorer.score_batch(items, batch_size=batch_size)
