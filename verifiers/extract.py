@@ -60,6 +60,9 @@ def extract_answer(text: str | None) -> str | None:
     >>> extract_answer("no answer here") is None
     True
     """
+    if text is not None and not isinstance(text, str):
+        raise TypeError(f"extract_answer takes the model's text as a str (or None), not {type(text).__name__}; "
+                        "decode bytes or join lists first")
     if not text:
         return None
     tail = text[-MAX_SCAN_CHARS:]

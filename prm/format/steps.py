@@ -6,7 +6,10 @@ A completion (the text a model wrote after its prompt) is cut into steps; each s
 * steps are **paragraphs** (separated by a blank line) when the completion contains a blank line
   (MATH-style solutions), else **lines** (GSM8K, the policy, the generated tasks);
 * a step's span excludes the whitespace around it (``\\r`` of ``\\r\\n`` endings included);
-* a line or paragraph that only states the final answer (``Answer: 13``, ``#### 13``) is not a step.
+* a line or paragraph that only states the final answer (``Answer: 13``, ``#### 13``) is not a step;
+* past :data:`MAX_PIECES` lines or paragraphs, the rest of the completion is one last step.
+
+Every pattern is linear in the text, so segmentation is safe on hostile model output of any size.
 
 A prefix of ``k + 1`` steps is rendered from the spans as ``completion[:boundary(k)]``: the model's own
 characters up to the end of step ``k`` plus the whitespace it wrote after it, never a re-join of step
@@ -19,12 +22,27 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# A line (or paragraph) that only states the final answer is not a reasoning step.
-_ANSWER_ONLY = re.compile(r"(?i)^\s*(?:####|(?:final\s+)?answer\s*(?:is)?\s*[:=])")
+# The whitespace a step's span excludes (``str.strip``'s set, not regex ``\s``, which also holds Unicode spaces).
+_WHITESPACE = " \t\r\n\f\v"
+_NON_WS = r"[^ \t\r\n\f\v]"
 # A blank line: a newline, optional horizontal whitespace (``\r`` included), another newline.
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
-_LINE = re.compile(r"[^\n]+")
-_WHITESPACE = " \t\r\n\f\v"
+# A step's stripped span: from a non-space character to the last one before the line's end (line mode) or before
+# the next blank line (paragraph mode). Both are linear: each character is consumed once, and the only
+# backtracking gives back the trailing whitespace of one step.
+_LINE_STEP = re.compile(rf"{_NON_WS}(?:[^\n]*{_NON_WS})?")
+_PARAGRAPH_STEP = re.compile(rf"{_NON_WS}(?:(?:[^\n]|\n(?![ \t\r\f\v]*+\n))*{_NON_WS})?")
+# A line (or paragraph) that only states the final answer is not a reasoning step. The quantifiers are
+# possessive, so no two runs of whitespace can trade characters (``answer\s*(?:is)?\s*[:=]`` backtracked
+# quadratically on "answer" followed by spaces: 20 s for 80k of them), and the pattern reads at most
+# :data:`_ANSWER_PREFIX_CHARS` characters of a step, since it only looks at its start.
+_ANSWER_ONLY = re.compile(r"(?i)(?:####|(?:final\s++)?answer\s*+(?:is\s*+)?[:=])")
+_ANSWER_PREFIX_CHARS = 64
+_ANSWER_FIRST_CHARS = frozenset("#aAfF")
+# Lines (or paragraphs) read one by one; whatever follows the last of them is one final step. A real solution
+# has tens of steps (a PRM scores at most ~1k), so only hostile text reaches it, and it keeps that text's cost
+# linear with a small constant instead of a Python object per one-character line.
+MAX_PIECES = 4096
 
 Span = tuple[int, int]
 
@@ -44,14 +62,6 @@ class Segmented:
 
     text: str
     spans: tuple[Span, ...]
-
-    def __post_init__(self) -> None:
-        last = 0
-        for i, (start, end) in enumerate(self.spans):
-            if not last <= start < end <= len(self.text):
-                raise ValueError(f"step {i} span [{start}, {end}) is empty, out of order or outside the "
-                                 f"completion of {len(self.text)} characters; spans must come from segment()")
-            last = end
 
     def __len__(self) -> int:
         return len(self.spans)
@@ -100,30 +110,34 @@ def segment(text: str) -> Segmented:
     >>> segment("  \\n").steps
     ()
     """
-    pieces = _paragraphs(text) if _BLANK_LINE.search(text) else [m.span() for m in _LINE.finditer(text)]
-    spans = []
-    for start, end in pieces:
-        chunk = text[start:end]
-        stripped = chunk.strip(_WHITESPACE)
-        if not stripped or _ANSWER_ONLY.match(stripped):
-            continue
-        lead = len(chunk) - len(chunk.lstrip(_WHITESPACE))
-        spans.append((start + lead, start + lead + len(stripped)))
+    if not isinstance(text, str):
+        raise TypeError(f"segment takes the completion as a str, not {type(text).__name__}")
+    pattern = _PARAGRAPH_STEP if _BLANK_LINE.search(text) else _LINE_STEP
+    spans: list[Span] = []
+    for i, m in enumerate(pattern.finditer(text)):
+        if i == MAX_PIECES:  # the rest is one last step: bounded work per completion, and no text dropped
+            spans.append((m.start(), len(text.rstrip(_WHITESPACE))))
+            break
+        if not _answer_only(text, *m.span()):
+            spans.append(m.span())
     return Segmented(text, tuple(spans))
 
 
-def _paragraphs(text: str) -> list[Span]:
-    spans, start = [], 0
-    for m in _BLANK_LINE.finditer(text):
-        spans.append((start, m.start()))
-        start = m.end()
-    spans.append((start, len(text)))
-    return spans
+def _answer_only(text: str, start: int, end: int) -> bool:
+    return text[start] in _ANSWER_FIRST_CHARS and bool(
+        _ANSWER_ONLY.match(text, start, min(end, start + _ANSWER_PREFIX_CHARS)))
 
 
 def from_spans(text: str, spans: Sequence[Span]) -> Segmented:
     """Rebuild a segmentation from stored spans (``steps.char_start``/``char_end``), validating them."""
-    return Segmented(text, tuple((int(s), int(e)) for s, e in spans))
+    checked, last = [], 0
+    for i, (start, end) in enumerate((int(s), int(e)) for s, e in spans):
+        if not last <= start < end <= len(text):
+            raise ValueError(f"step {i} span [{start}, {end}) is empty, out of order or outside the completion "
+                             f"of {len(text)} characters; spans must come from segment()")
+        checked.append((start, end))
+        last = end
+    return Segmented(text, tuple(checked))
 
 
 def split_steps(text: str) -> list[str]:
