@@ -217,12 +217,14 @@ class Warehouse:
 
 
 def _drop_partition_columns(rows: Rows) -> Rows:
-    """``rows`` without the partition columns: the write's own source and day always win."""
+    """``rows`` without the partition columns: the write's own source and day always win. A row that is not a
+    mapping is passed on as it is, for :func:`validate_rows` to refuse with its index."""
     if isinstance(rows, pa.Table):
         return rows.drop_columns([c for c in PARTITION_COLUMNS if c in rows.column_names])
     if isinstance(rows, Mapping):
         return {k: v for k, v in rows.items() if k not in PARTITION_COLUMNS}
-    return [{k: v for k, v in row.items() if k not in PARTITION_COLUMNS} for row in rows]
+    return [{k: v for k, v in row.items() if k not in PARTITION_COLUMNS} if isinstance(row, Mapping) else row
+            for row in rows]
 
 
 def _with_partitions(data: pa.Table, source: str, day: str, writer: str) -> pa.Table:

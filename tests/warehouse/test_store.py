@@ -162,3 +162,10 @@ def test_table_lock_is_exclusive_across_processes(tmp_path):
     assert child.wait(timeout=120) == 0
     assert float(acquired.read_text()) >= released
     assert wh.files("problems") == []  # the lock file is not a data file
+
+
+@pytest.mark.parametrize(("bad", "kind"), [(["p1", "x"], "list"), (7, "int"), ("p1", "str"), (None, "NoneType")])
+def test_a_row_that_is_not_a_mapping_names_its_index_and_table(wh: Warehouse, bad, kind: str) -> None:
+    with pytest.raises(ValueError, match=rf"^problems: row 1 is a {kind}, expected a mapping of column to value"):
+        wh.write("problems", [problem(0), bad], source="arith", day="2026-11-20")
+    assert wh.version("problems") is None
