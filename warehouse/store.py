@@ -30,15 +30,20 @@ from warehouse.schemas import PARTITION_COLUMNS, TABLES, delta_schema
 from warehouse.validate import Rows, SchemaError, validate_rows
 from warehouse.version import check_version, stamp_version
 
-_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+# A source or writer is a folder name (``source=<value>``): letters, digits, '_', '-', '.', neither first nor last
+# a '.' or '_'. Exactly the values earlier releases stored unchanged (they replaced other characters by '_' and
+# stripped '.' and '_' from the ends), so every partition already written keeps its name.
+_PARTITION_VALUE = re.compile(r"^[A-Za-z0-9-](?:[A-Za-z0-9_.-]*[A-Za-z0-9-])?$")
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-def _safe(value: str, what: str) -> str:
-    cleaned = _SAFE.sub("_", value).strip("._")
-    if not cleaned:
-        raise ValueError(f"{what} {value!r} has no usable characters; use letters, digits, '_', '-' or '.'")
-    return cleaned
+def _partition_value(value: str, what: str) -> str:
+    """``value`` if it can name a partition folder as it is; a value that would have to be altered (``a/b``
+    stored as ``a_b`` would merge with source ``a_b``) is refused."""
+    if not isinstance(value, str) or not _PARTITION_VALUE.match(value):
+        raise ValueError(f"{what} {value!r} cannot name a partition: use only letters, digits, '_', '-' and '.', "
+                         "not starting or ending with '.' or '_' (e.g. 'gsm8k', 'my-data_v2')")
+    return value
 
 
 def _check_day(day: str) -> str:
@@ -102,7 +107,7 @@ class Warehouse:
 
     def partition_uri(self, table: str, source: str, day: str) -> str:
         """Where partition (source, day) of ``table`` lives (validates both values)."""
-        return f"{self.uri(table)}/source={_safe(source, 'source')}/day={_check_day(day)}"
+        return f"{self.uri(table)}/source={_partition_value(source, 'source')}/day={_check_day(day)}"
 
     def version(self, table: str) -> int | None:
         """The table's current Delta version; None when nothing was ever written to it."""
@@ -152,7 +157,7 @@ class Warehouse:
         if unknown:
             raise ValueError(f"replace_where names {unknown}, which {table} does not have; use its columns")
         day = _check_day(day or today())
-        source_value, writer_value = _safe(source, "source"), _safe(writer or table, "writer")
+        source_value, writer_value = _partition_value(source, "source"), _partition_value(writer or table, "writer")
         run_id = run_id or new_run_id()
         defaults = {"run_id": run_id, "created_at": dt.datetime.now(dt.UTC), "source": source, "day": day,
                     **(extra_defaults or {})}
@@ -193,13 +198,14 @@ class Warehouse:
 
     def read_partition(self, table: str, source: str, day: str) -> pa.Table:
         """Rows of one (source, day) partition of ``table`` (empty table if none)."""
-        return self._read(table, [("source", "=", _safe(source, "source")), ("day", "=", _check_day(day))], None)
+        where = [("source", "=", _partition_value(source, "source")), ("day", "=", _check_day(day))]
+        return self._read(table, where, None)
 
     def delete_partition(self, table: str, source: str, day: str, writer: str | None = None) -> int:
         """Delete the rows of one partition (only ``writer``'s when given) in one commit; returns how many."""
-        where = {"source": _safe(source, "source"), "day": _check_day(day)}
+        where = {"source": _partition_value(source, "source"), "day": _check_day(day)}
         if writer:
-            where["writer"] = _safe(writer, "writer")
+            where["writer"] = _partition_value(writer, "writer")
         found = open_table(self.uri(table))
         doomed = _count(found, where) if found is not None else 0
         if doomed:

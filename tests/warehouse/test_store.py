@@ -169,3 +169,21 @@ def test_a_row_that_is_not_a_mapping_names_its_index_and_table(wh: Warehouse, ba
     with pytest.raises(ValueError, match=rf"^problems: row 1 is a {kind}, expected a mapping of column to value"):
         wh.write("problems", [problem(0), bad], source="arith", day="2026-11-20")
     assert wh.version("problems") is None
+
+
+@pytest.mark.parametrize(("source", "writer"), [("a/b", None), ("a b", None), ("../x", None), (".hidden", None),
+                                                ("_a", None), ("a_", None), ("", None), ("naïve", None),
+                                                ("arith", "x/y")])
+def test_a_partition_value_that_would_be_altered_is_refused(wh: Warehouse, source: str, writer: str | None) -> None:
+    what = "writer" if writer else "source"
+    with pytest.raises(ValueError, match=rf"^{what} .* cannot name a partition: use only letters, digits, '_', '-'"):
+        wh.write("problems", [problem(0)], source=source, day="2026-11-20", writer=writer)
+    assert wh.version("problems") is None
+
+
+@pytest.mark.parametrize("source", ["gsm8k", "arith", "MATH-500", "my_data.v2", "-x"])
+def test_valid_sources_are_stored_as_given(wh: Warehouse, source: str) -> None:
+    result = wh.write("problems", [problem(0)], source=source, day="2026-11-20")
+    assert result.path.endswith(f"/source={source}/day=2026-11-20")
+    assert wh.read("problems").column("source").to_pylist() == [source]
+    assert wh.read_partition("problems", source, "2026-11-20").num_rows == 1
