@@ -8,10 +8,11 @@ mid-write leaves only unreferenced Parquet files, which ``vacuum`` deletes (ware
 
 from __future__ import annotations
 
+import logging
 import random
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
@@ -19,6 +20,9 @@ from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
 from warehouse.constants import COMMIT_ATTEMPTS, DELTA_PARTITIONS
 from warehouse.location import storage_options
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # zstd like the earlier layout: text-heavy rows compress 3-5x.
 _WRITER_PROPS = WriterProperties(compression="ZSTD")
@@ -44,16 +48,17 @@ def open_table(uri: str, version: int | None = None) -> DeltaTable | None:
         return None
 
 
-def _retry(action: Any, what: str) -> Any:
-    """Run ``action`` until it commits and return its result; a commit that conflicts with a concurrent one
-    is retried."""
+def retry_commit(action: Callable[[], T], what: str) -> T:
+    """Run ``action`` until it commits and return its result; a commit that conflicts with a concurrent one is
+    retried after a short random pause. ``action`` must start from the table's current state (open it anew)."""
     for attempt in range(COMMIT_ATTEMPTS):
         try:
             return action()
         except CommitFailedError as exc:
             if attempt == COMMIT_ATTEMPTS - 1:
                 raise RuntimeError(f"{what}: {COMMIT_ATTEMPTS} commits lost to concurrent writers ({exc}); "
-                                   "retry the write, or run fewer writers on one partition") from exc
+                                   "retry it, or run fewer writers on one partition") from exc
+            log.debug("%s: lost to a concurrent commit, retrying (attempt %d): %s", what, attempt + 2, exc)
             time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
     raise AssertionError("unreachable: the loop returns or raises")
 
@@ -85,7 +90,7 @@ def commit_rows(uri: str, data: pa.Table, *, replace_where: str | None, metadata
                         writer_properties=_WRITER_PROPS, commit_properties=props)
         return table.version()
 
-    return _retry(attempt, f"commit to {uri}")
+    return retry_commit(attempt, f"commit to {uri}")
 
 
 def history(uri: str, limit: int | None = None) -> list[dict[str, Any]]:

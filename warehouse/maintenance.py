@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from deltalake import DeltaTable
+
 from warehouse.constants import VACUUM_RETENTION_HOURS
-from warehouse.delta import open_table
+from warehouse.delta import open_table, retry_commit
 from warehouse.store import Warehouse
 
 
@@ -42,8 +44,7 @@ def maintain_table(wh: Warehouse, table: str, *, retention_hours: int = VACUUM_R
     before, files_before = found.version(), len(found.file_uris())
     compacted = 0
     if not dry_run:
-        metrics = found.optimize.compact()
-        compacted = int(metrics.get("numFilesRemoved", 0))
+        compacted = retry_commit(lambda: _compact(found), f"compaction of {table}")
     # A retention shorter than Delta's default is the caller's explicit choice (tests, a full bucket).
     vacuumed = found.vacuum(retention_hours=retention_hours, dry_run=dry_run,
                             enforce_retention_duration=retention_hours >= VACUUM_RETENTION_HOURS, full=True)
@@ -52,6 +53,13 @@ def maintain_table(wh: Warehouse, table: str, *, retention_hours: int = VACUUM_R
     return TableMaintenance(table=table, version_before=before, version_after=found.version(),
                             files_before=files_before, files_after=len(found.file_uris()),
                             files_compacted=compacted, files_vacuumed=len(vacuumed))
+
+
+def _compact(table: DeltaTable) -> int:
+    """Compact ``table`` from its newest version (moving it to the version compaction commits); returns the files
+    rewritten. A concurrent commit that removed some of them (a replace) fails it, for a retry from the new one."""
+    table.update_incremental()
+    return int(table.optimize.compact().get("numFilesRemoved", 0))
 
 
 def maintain(wh: Warehouse, *, retention_hours: int = VACUUM_RETENTION_HOURS, dry_run: bool = False,

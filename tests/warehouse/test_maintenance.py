@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
+import textwrap
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from click.testing import CliRunner
 
 from warehouse import Warehouse, connect
@@ -70,3 +74,45 @@ def test_cli_maintain_history_and_time_travel(wh: Warehouse) -> None:
     wh.write("problems", _problems("c"), source="arith", day=DAY, run_id="run-3")
     out = runner.invoke(main, ["maintain", "--root", wh.root, "--table", "problems"])
     assert out.exit_code == 0 and json.loads(out.output)["files_compacted"] == 2
+
+
+# argv: root, stop file. Appends to one partition and every third round replaces it, until the stop file exists:
+# a compaction of the partition's files loses its commit to a replace that removed them meanwhile.
+_REPLACER = textwrap.dedent(
+    """
+    import os, sys
+    from warehouse import Warehouse
+
+    root, stop = sys.argv[1:3]
+    wh, r = Warehouse(root), 0
+    while not os.path.exists(stop):
+        rows = [{"problem_id": f"p{r}-{i}", "task": "t", "split": "s", "question": str(r), "gold_answer": "1"}
+                for i in range(5)]
+        wh.write("problems", rows, source="arith", day=sys.argv[3], replace=r % 3 == 2)
+        r += 1
+    """
+)
+
+
+def _retries(caplog: pytest.LogCaptureFixture) -> int:
+    return sum("lost to a concurrent commit" in r.getMessage() for r in caplog.records if r.name == "warehouse.delta")
+
+
+def test_maintain_retries_a_compaction_that_loses_to_a_concurrent_replace(wh: Warehouse, tmp_path: Path, spawn,
+                                                                          caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="warehouse.delta")
+    wh.write("problems", _problems("a"), source="arith", day=DAY)
+    stop = tmp_path / "stop"
+    writer = spawn(_REPLACER, wh.root, str(stop), DAY)
+    runs = 0
+    try:
+        while runs < 300 and not _retries(caplog):  # until one conflict happened, and was retried
+            maintain(wh, tables=["problems"])
+            runs += 1
+    finally:
+        stop.touch()
+        assert writer.wait() == 0
+    assert _retries(caplog) >= 1, f"no compaction lost to the writer's replaces in {runs} runs: no race happened"
+    rounds = Counter(wh.read("problems").column("question").to_pylist())  # compaction kept every row, once
+    first, last = min(map(int, rounds)), max(map(int, rounds))
+    assert first % 3 == 2 and rounds == {str(r): 5 for r in range(first, last + 1)}  # since the last replace
