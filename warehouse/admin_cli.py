@@ -11,6 +11,7 @@ import click
 from warehouse.cli_options import fail, root_option
 from warehouse.config import default_root
 from warehouse.constants import VACUUM_RETENTION_HOURS
+from warehouse.maintenance import SAFE_RETENTION_HOURS, UnsafeRetention, check_retention
 from warehouse.maintenance import maintain as run_maintenance
 from warehouse.migrate import MigrationError
 from warehouse.migrate import migrate as run_migration
@@ -52,19 +53,29 @@ def history(table: str, root: str | None, limit: int) -> None:
 @root_option
 @click.option("--retention-hours", type=int, default=VACUUM_RETENTION_HOURS, show_default=True,
               help="Vacuum keeps files removed less than this long ago (time travel reaches that far back).")
+@click.option("--force", is_flag=True,
+              help=f"Allow a retention below {SAFE_RETENTION_HOURS} h (readers of recent versions may fail).")
 @click.option("--dry-run", is_flag=True, help="Change nothing; count the files vacuum would delete.")
 @click.option("--table", "tables", multiple=True, help="Only these tables (repeatable; default all).")
-def maintain(root: str | None, retention_hours: int, dry_run: bool, tables: tuple[str, ...]) -> None:
+def maintain(root: str | None, retention_hours: int, force: bool, dry_run: bool, tables: tuple[str, ...]) -> None:
     """Compact small files, vacuum unreferenced ones and checkpoint the log of every table (JSON lines).
+
+    Even with --force, a file no commit references yet is kept until it is older than the safe floor: it may
+    belong to a write in flight.
 
     Example: prm-warehouse maintain --dry-run
     """
     unknown = sorted(set(tables) - set(TABLES))
     if unknown:
         fail(f"unknown table(s) {unknown}", f"choose from {', '.join(sorted(TABLES))}")
-    if retention_hours < 0:
-        fail(f"--retention-hours must be >= 0, got {retention_hours}", "pass a number of hours")
-    for done in run_maintenance(_warehouse(root), retention_hours=retention_hours, dry_run=dry_run,
+    try:
+        check_retention(retention_hours, force)
+    except UnsafeRetention as exc:
+        fail(f"--retention-hours {retention_hours}: {exc.what}",
+             f"pass --retention-hours {SAFE_RETENTION_HOURS} or more, or add --force to accept the risk")
+    except ValueError as exc:
+        fail(f"--retention-hours {retention_hours}: {exc}", "pass a number of hours")
+    for done in run_maintenance(_warehouse(root), retention_hours=retention_hours, dry_run=dry_run, force=force,
                                 tables=list(tables) or None):
         click.echo(json.dumps(done.as_row()))
 

@@ -2,9 +2,15 @@
 
 The pipeline commits many small writes (a labeler writes chunk by chunk), so a table collects small files;
 compaction rewrites each partition's into few large ones (a new version; readers of the old one are not
-disturbed). Vacuum deletes files no version newer than the retention window references: those replaced
-or compacted away, and the orphans of writers killed before their commit. Time travel reaches back as far
-as the retention window.
+disturbed). Vacuum deletes the files that versions older than the retention window removed (replaced or
+compacted away), and the orphans of writers killed before their commit. Time travel reaches back as far as the
+retention window.
+
+Writers take no lock: a writer writes its Parquet files first and commits them after, so until the commit its
+files look exactly like orphans. Vacuum therefore deletes an unreferenced file only once it is older than
+:data:`SAFE_RETENTION_HOURS`, whatever the retention: a short retention (with ``force``) then only shortens time
+travel, and never deletes a commit in flight. (A table lock around vacuum would not help: writers commit without
+it, and holding it for every write would serialize all writers of a table.)
 """
 
 from __future__ import annotations
@@ -16,6 +22,29 @@ from deltalake import DeltaTable
 from warehouse.constants import VACUUM_RETENTION_HOURS
 from warehouse.delta import open_table, retry_commit
 from warehouse.store import Warehouse
+
+# Unreferenced files younger than this may belong to a commit in flight, so vacuum never deletes them. A write
+# of this pipeline takes seconds (a retried one, minutes); an hour leaves a wide margin. A retention below it is
+# refused unless forced: vacuum would delete files of versions that readers and time travel may still use.
+SAFE_RETENTION_HOURS = 1
+
+
+class UnsafeRetention(ValueError):
+    """A vacuum retention below :data:`SAFE_RETENTION_HOURS`, asked for without ``force``."""
+
+    def __init__(self, hours: int) -> None:
+        self.what = (f"a vacuum retention of {hours} h is below the safe floor of {SAFE_RETENTION_HOURS} h: vacuum "
+                     "would delete files of versions that running readers and time travel may still use")
+        super().__init__(f"{self.what}; keep retention_hours >= {SAFE_RETENTION_HOURS}, or pass force=True to "
+                         "accept the risk")
+
+
+def check_retention(hours: int, force: bool = False) -> None:
+    """Raise :class:`UnsafeRetention` for a retention below the safe floor unless ``force``; ValueError below 0."""
+    if hours < 0:
+        raise ValueError(f"a vacuum retention must be >= 0 hours, got {hours}")
+    if hours < SAFE_RETENTION_HOURS and not force:
+        raise UnsafeRetention(hours)
 
 
 @dataclass(frozen=True)
@@ -35,9 +64,11 @@ class TableMaintenance:
 
 
 def maintain_table(wh: Warehouse, table: str, *, retention_hours: int = VACUUM_RETENTION_HOURS,
-                   dry_run: bool = False) -> TableMaintenance | None:
+                   dry_run: bool = False, force: bool = False) -> TableMaintenance | None:
     """Compact, vacuum and checkpoint ``table``; None when it was never written. With ``dry_run`` nothing
-    changes and ``files_vacuumed`` counts what vacuum would delete."""
+    changes and ``files_vacuumed`` counts what vacuum would delete. A retention below
+    :data:`SAFE_RETENTION_HOURS` needs ``force``."""
+    check_retention(retention_hours, force)
     found = open_table(wh.uri(table))
     if found is None:
         return None
@@ -45,9 +76,7 @@ def maintain_table(wh: Warehouse, table: str, *, retention_hours: int = VACUUM_R
     compacted = 0
     if not dry_run:
         compacted = retry_commit(lambda: _compact(found), f"compaction of {table}")
-    # A retention shorter than Delta's default is the caller's explicit choice (tests, a full bucket).
-    vacuumed = found.vacuum(retention_hours=retention_hours, dry_run=dry_run,
-                            enforce_retention_duration=retention_hours >= VACUUM_RETENTION_HOURS, full=True)
+    vacuumed = _vacuum(found, retention_hours, dry_run)
     if not dry_run:  # compact and vacuum moved ``found`` to the versions they committed
         found.create_checkpoint()  # readers replay the log from here instead of from version 0
     return TableMaintenance(table=table, version_before=before, version_after=found.version(),
@@ -62,8 +91,26 @@ def _compact(table: DeltaTable) -> int:
     return int(table.optimize.compact().get("numFilesRemoved", 0))
 
 
+def _vacuum(table: DeltaTable, retention_hours: int, dry_run: bool) -> set[str]:
+    """Delete (list, with ``dry_run``) the files versions older than ``retention_hours`` removed, and the files no
+    version references that are older than that and than :data:`SAFE_RETENTION_HOURS`; returns their paths.
+
+    delta-rs's full vacuum judges both kinds by one retention (a removed file by its removal's time, an
+    unreferenced one by its modification time), so a shorter retention for removed files is a second, lite
+    vacuum, which only ever deletes removed files."""
+    orphan_hours = max(retention_hours, SAFE_RETENTION_HOURS)
+    # The floor is this module's rule; delta-rs's own (the table's deletedFileRetentionDuration, 7 days) is not.
+    options = {"dry_run": dry_run, "enforce_retention_duration": False}
+    deleted = set(table.vacuum(retention_hours=orphan_hours, full=True, **options))
+    if retention_hours < orphan_hours:
+        deleted |= set(table.vacuum(retention_hours=retention_hours, full=False, **options))
+    return deleted
+
+
 def maintain(wh: Warehouse, *, retention_hours: int = VACUUM_RETENTION_HOURS, dry_run: bool = False,
-             tables: list[str] | None = None) -> list[TableMaintenance]:
+             force: bool = False, tables: list[str] | None = None) -> list[TableMaintenance]:
     """:func:`maintain_table` over ``tables`` (default: every table); tables never written are skipped."""
-    done = (maintain_table(wh, t, retention_hours=retention_hours, dry_run=dry_run) for t in tables or wh.tables())
+    check_retention(retention_hours, force)  # before the first table, not after some were maintained
+    done = (maintain_table(wh, t, retention_hours=retention_hours, dry_run=dry_run, force=force)
+            for t in tables or wh.tables())
     return [m for m in done if m is not None]

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import re
 import textwrap
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -15,7 +18,7 @@ from click.testing import CliRunner
 
 from warehouse import Warehouse, connect
 from warehouse.cli import main
-from warehouse.maintenance import maintain
+from warehouse.maintenance import SAFE_RETENTION_HOURS, UnsafeRetention, maintain
 
 DAY = "2026-11-20"
 
@@ -36,18 +39,42 @@ def test_compaction_merges_small_files_and_keeps_every_row(wh: Warehouse) -> Non
     assert wh.read("problems", version=done.version_before).num_rows == 30  # time travel still reaches back
 
 
-def test_vacuum_deletes_replaced_files_and_orphans_of_killed_writers(wh: Warehouse) -> None:
+def _age(path: Path, hours: float) -> None:
+    """Move ``path``'s modification time ``hours`` back, as if it had been written that long ago."""
+    stamp = path.stat().st_mtime - hours * 3600
+    os.utime(path, (stamp, stamp))
+
+
+def test_vacuum_deletes_replaced_files_and_old_orphans_but_never_a_commit_in_flight(wh: Warehouse) -> None:
     wh.write("problems", _problems("a"), source="arith", day=DAY)
     wh.write("problems", _problems("b"), source="arith", day=DAY, replace=True)
     folder = Path(wh.root) / "problems" / "source=arith" / f"day={DAY}" / "writer=problems"
-    orphan = folder / "part-00000-killed-before-commit.zstd.parquet"  # written, never committed
-    pq.write_table(pa.table({"x": [1]}), orphan)
-    assert len(list(folder.glob("*.parquet"))) == 3
-    assert maintain(wh, retention_hours=0, dry_run=True)[0].files_vacuumed == 2
-    assert len(list(folder.glob("*.parquet"))) == 3  # a dry run changes nothing
-    maintain(wh, retention_hours=0)
-    assert not orphan.exists() and len(list(folder.glob("*.parquet"))) == 1
+    orphan = folder / "part-00000-killed-before-commit.zstd.parquet"  # written long ago, never committed
+    in_flight = folder / "part-00000-about-to-commit.zstd.parquet"  # a running writer's, committed next
+    for path in (orphan, in_flight):
+        pq.write_table(pa.table({"x": [1]}), path)
+    _age(orphan, SAFE_RETENTION_HOURS + 1)
+    assert len(list(folder.glob("*.parquet"))) == 4
+    assert maintain(wh, retention_hours=0, force=True, dry_run=True)[0].files_vacuumed == 2
+    assert len(list(folder.glob("*.parquet"))) == 4  # a dry run changes nothing
+    maintain(wh, retention_hours=0, force=True)
+    assert not orphan.exists() and in_flight.exists() and len(list(folder.glob("*.parquet"))) == 2
     assert connect(wh.root).execute("SELECT DISTINCT question FROM problems").fetchall() == [("b",)]
+
+
+def test_a_retention_below_the_floor_is_refused_without_force(wh: Warehouse) -> None:
+    wh.write("problems", _problems("a"), source="arith", day=DAY)
+    wh.write("problems", _problems("b"), source="arith", day=DAY, replace=True)
+    with pytest.raises(UnsafeRetention, match=r"below the safe floor of 1 h: .* or pass force=True"):
+        maintain(wh, retention_hours=0)
+    out = CliRunner().invoke(main, ["maintain", "--root", wh.root, "--retention-hours", "0"])
+    assert out.exit_code == 1 and len(out.output.strip().splitlines()) == 1, out.output
+    expected = (r"^Error: --retention-hours 0: a vacuum retention of 0 h is below the safe floor of 1 h: .*files of "
+                r"versions that running readers .* - pass --retention-hours 1 or more, or add --force")
+    assert re.match(expected, out.output), out.output
+    assert wh.read("problems", version=0).num_rows == 5  # nothing was vacuumed
+    out = CliRunner().invoke(main, ["maintain", "--root", wh.root, "--retention-hours", "0", "--force"])
+    assert out.exit_code == 0 and json.loads(out.output)["files_vacuumed"] == 1
 
 
 def test_default_retention_keeps_recent_versions_readable(wh: Warehouse) -> None:
@@ -116,3 +143,58 @@ def test_maintain_retries_a_compaction_that_loses_to_a_concurrent_replace(wh: Wa
     rounds = Counter(wh.read("problems").column("question").to_pylist())  # compaction kept every row, once
     first, last = min(map(int, rounds)), max(map(int, rounds))
     assert first % 3 == 2 and rounds == {str(r): 5 for r in range(first, last + 1)}  # since the last replace
+
+
+# argv: root, stop file, started file, report file. Runs `prm-warehouse maintain --retention-hours 0 --force` until
+# the stop file exists; touches the started file after its first run; reports the runs and the failures.
+_MAINTAINER = textwrap.dedent(
+    """
+    import json, os, sys
+    from warehouse.cli import main
+
+    root, stop, started, report = sys.argv[1:5]
+    runs, failures = 0, []
+    while not os.path.exists(stop):
+        args = ["maintain", "--root", root, "--table", "problems", "--retention-hours", "0", "--force"]
+        try:
+            main(args, standalone_mode=False)
+        except (Exception, SystemExit) as exc:
+            failures.append(repr(exc)[:300])
+        runs += 1
+        open(started, "w").close()
+    open(report, "w").write(json.dumps({"runs": runs, "failures": failures}))
+    """
+)
+
+# argv: root, batches. Appends batches of 10 rows (ids b<batch>-<i>), one commit each.
+_APPENDER = textwrap.dedent(
+    """
+    import sys
+    from warehouse import Warehouse
+
+    wh = Warehouse(sys.argv[1])
+    for b in range(int(sys.argv[2])):
+        rows = [{"problem_id": f"b{b}-{i}", "task": "t", "split": "s", "question": str(b), "gold_answer": "1"}
+                for i in range(10)]
+        wh.write("problems", rows, source="arith", day="2026-11-20", writer="appender")
+    """
+)
+
+
+def test_a_writer_racing_maintain_with_zero_retention_loses_nothing(wh: Warehouse, tmp_path: Path, spawn) -> None:
+    wh.write("problems", _problems("a"), source="arith", day=DAY)
+    stop, started, report = tmp_path / "stop", tmp_path / "started", tmp_path / "report"
+    maintainer = spawn(_MAINTAINER, wh.root, str(stop), str(started), str(report))
+    while not started.exists():  # the writer starts once vacuum runs
+        assert maintainer.poll() is None, "the maintainer died before its first run"
+        time.sleep(0.05)
+    batches = 40
+    assert spawn(_APPENDER, wh.root, str(batches)).wait() == 0
+    stop.touch()
+    assert maintainer.wait() == 0
+    done = json.loads(report.read_text())
+    assert done["failures"] == [] and done["runs"] >= 2, done
+    ids = sorted(wh.read("problems").column("problem_id").to_pylist())  # readable, every committed row there
+    assert ids == sorted([f"a{i}" for i in range(5)] + [f"b{b}-{i}" for b in range(batches) for i in range(10)])
+    out = CliRunner().invoke(main, ["maintain", "--root", wh.root, "--retention-hours", "0", "--force"])
+    assert out.exit_code == 0, out.output

@@ -38,7 +38,7 @@ def test_maintenance_compacts_and_vacuums_on_s3(s3_root: str) -> None:
     for i in range(4):
         wh.write("problems", _problems(f"x{i}"), source="arith", day=DAY)
     wh.write("problems", _problems("y"), source="arith", day=DAY, replace=True)  # 4 files replaced by 1
-    (done,) = maintain(wh, retention_hours=0, tables=["problems"])
+    (done,) = maintain(wh, retention_hours=0, force=True, tables=["problems"])
     assert done.files_before == 1 and done.files_vacuumed == 4
     assert connect(s3_root).execute("SELECT count(*) FROM problems").fetchone() == (3,)
 
