@@ -15,8 +15,10 @@ Endpoints (all JSON; request-level problems are a 4xx with a ``detail`` message,
   ``{"score", "extras": {name: number}, "error"}``); a missing ground truth is a 422 when the reward mixes
   the outcome in.
 * ``POST /steps``: per-step scores with ``[start, end)`` character spans into the completion as sent, for
-  dense-reward managers (same request -> ``{"reward", "n_steps", "steps": [{"start", "end", "score"}],
-  "extras", "error"}``).
+  dense-reward managers (same request -> ``{"reward", "n_steps", "scored", "steps": [{"start", "end",
+  "score"}], "extras", "error"}``). A completion /score gives the no-step reward without scoring it (over
+  ``max_steps``, a scoring error) gets the same reward here, ``"scored": false``, no steps and the reason in
+  ``error``.
 * ``GET /health`` (the process serves; batching counters) and ``GET /ready`` (200 once the model is
   loaded, 503 while loading or after a failed load).
 
@@ -425,10 +427,11 @@ def create_app(engine: RewardEngine, *, model_name: str = "") -> FastAPI:
             return bad
         r = await engine.evaluate(problem_text(req.prompt), req.completion, gold)
         steps = r.scored.steps
-        scored = len(steps.scores) == len(steps.spans)  # else the completion was not scored (see "error")
-        rows = [{"start": a, "end": b, "score": x} for (a, b), x in zip(steps.spans, steps.scores, strict=True)]
-        return JSONResponse({"reward": r.reward, "n_steps": len(steps.spans), "steps": rows if scored else [],
-                             "extras": r.extras(), "error": r.error})
+        # An unscored completion (over a limit, a scoring error: "error" says which) has spans but no scores.
+        rows = ([{"start": a, "end": b, "score": x} for (a, b), x in zip(steps.spans, steps.scores, strict=True)]
+                if steps.scored else [])
+        return JSONResponse({"reward": r.reward, "n_steps": len(steps.spans), "scored": steps.scored,
+                             "steps": rows, "extras": r.extras(), "error": r.error})
 
     return app
 

@@ -34,6 +34,16 @@ class StepRewards:
     steps: list[str]
     unread: int = 0  # trailing steps past the PRM's context, scored NO_STEP_SCORE
 
+    @property
+    def scored(self) -> bool:
+        """Whether every step has a score; False when the PRM did not score the completion at all (a reward
+        server's limit, a scoring error), which then has its steps and spans but no scores.
+
+        >>> StepRewards([], [(0, 3)], ["1+1"]).scored, StepRewards([], [], []).scored
+        (False, True)
+        """
+        return len(self.scores) == len(self.spans)
+
 
 def strip_padding(text: str, pad_texts: Sequence[str] = PAD_TEXTS) -> Span:
     """The ``[start, end)`` window of ``text`` left after cutting pad texts and whitespace off both ends.

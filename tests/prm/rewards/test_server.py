@@ -197,7 +197,8 @@ def test_empty_or_padding_only_completion_gets_the_no_step_reward(served, comple
 def test_ten_thousand_steps_get_a_defined_reward_and_a_logged_error(served, caplog):
     client, engine = served
     completion = "\n".join(f"{i}+1 = {i + 1}" for i in range(10_000)) + "\nAnswer: 10000"
-    assert len(segment(completion)) == 10_000
+    n_steps = len(segment(completion))  # segment makes the lines past its piece limit one last step
+    assert n_steps > engine.config.max_steps
     with caplog.at_level(logging.WARNING, logger="prm.rewards.server"):
         r = client.post("/get_reward", json={"query": [PROBLEM + completion], "prompts": [PROBLEM],
                                              "labels": ["10000"]})
@@ -205,7 +206,27 @@ def test_ten_thousand_steps_get_a_defined_reward_and_a_logged_error(served, capl
     body = r.json()
     assert body["rewards"] == [reward_for(engine.config.reward, [], 1.0).reward]  # process of no steps, outcome kept
     assert body["extra_logs"]["reward_error"] == [1.0] and body["extra_logs"]["n_steps"] == [0.0]  # none scored
-    assert "10000 steps is over this server's limit of 1024" in caplog.text
+    assert f"{n_steps} steps is over this server's limit of 1024" in caplog.text
+    _still_serves(client)
+
+
+UNSCORED = [  # (completion, gold, why): /score gives these the no-step reward with an error
+    ("\n".join(f"{i}+1 = {i + 1}" for i in range(2000)) + "\nAnswer: 2000", "2000", "over this server's limit of 1024"),
+    ("3+4 = 7\ud800\n7+2 = 9\nAnswer: 9", "9", r"scoring failed \(TypeError"),  # a lone surrogate: no tokenizer input
+]
+
+
+@pytest.mark.parametrize("completion,gold,why", UNSCORED, ids=["over-max-steps", "lone-surrogate"])
+def test_steps_answers_an_unscored_completion_as_score_does(served, completion, gold, why):
+    client, _ = served
+    body = json.dumps({"prompt": PROBLEM, "completion": completion, "ground_truth": gold})  # ASCII: \ud800 escaped
+    score, steps = (client.post(path, content=body, headers=JSON) for path in ("/score", "/steps"))
+    assert (score.status_code, steps.status_code) == (200, 200), steps.text
+    s, st = score.json(), steps.json()
+    assert st["scored"] is False and st["steps"] == [] and st["n_steps"] > 0
+    assert re.search(why, st["error"]) and st["error"] == s["error"]
+    assert st["reward"] == s["score"] and st["extras"] == s["extras"] and st["extras"]["reward_error"] == 1.0
+    assert _steps(client, GOOD)["scored"] is True
     _still_serves(client)
 
 
