@@ -35,21 +35,47 @@ def write_jsonl(rows: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
     return atomic_write_text(path, "".join(lines))
 
 
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """The objects of a JSONL file; an error names the line that does not parse."""
+def json_kind(value: Any) -> str:
+    """The JSON name of a parsed value's type, for messages about what a line held instead of an object.
+
+    >>> json_kind([1, 2]), json_kind("abc"), json_kind(True), json_kind(None)
+    ('an array', 'a string', 'a boolean', 'null')
+    """
+    kinds = ((bool, "a boolean"), (int | float, "a number"), (str, "a string"), (list, "an array"),
+             (dict, "an object"))
+    return next((name for cls, name in kinds if isinstance(value, cls)), "null" if value is None else
+                type(value).__name__)
+
+
+def read_jsonl_lines(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-blank line of a JSONL file; an error names the file and line
+    that does not parse or holds something other than an object."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist; write it first (prm.export) or fix the path")
     rows = []
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
+    with path.open("rb") as f:  # bytes, decoded line by line, so a bad byte is reported with its line
+        for n, raw in enumerate(f, 1):
+            if not raw.strip():
                 continue
             try:
-                rows.append(json.loads(line))
+                row = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as err:
+                raise ValueError(f"{path}:{n}: not UTF-8 (byte {raw[err.start]:#04x} at offset {err.start}); "
+                                 "re-encode the file as UTF-8 or export it again") from None
             except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{n}: not JSON ({err.msg}); the file is damaged, export it again") from None
+                raise ValueError(f"{path}:{n}: not JSON ({err.msg} at column {err.colno}); fix the line or "
+                                 "export the file again") from None
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}:{n}: {json_kind(row)}, not a JSON object; every line of a JSONL file "
+                                 "is one row object, e.g. {\"prompt\": ..., \"completions\": [...], \"labels\": [...]}")
+            rows.append((n, row))
     return rows
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The objects of a JSONL file; an error names the line that does not parse or is not an object."""
+    return [row for _, row in read_jsonl_lines(path)]
 
 
 def atomic_write_dir(folder: str | Path, build: Callable[[Path], None]) -> Path:

@@ -8,7 +8,6 @@ attention mask, so a causal model's logits at every real position are those of t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 from prm.format import CONVENTIONS, ContextOverflowError, EncodedSteps, StepTagConvention
 from prm.scoring.constants import DEFAULT_BATCH_SIZE, NO_TOKENIZER_LIMIT
+from prm.scoring.folder import read_convention, read_model_config
 from prm.scoring.layouts import encode_item
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -165,8 +165,10 @@ def load_prm(folder: str | Path, config: ScorerConfig | None = None, *,
 
     ``convention`` (a name of ``CONVENTIONS`` or a StepTagConvention) overrides the file, for a downloaded
     public PRM whose folder you would rather not write into. A folder with neither raises
-    FileNotFoundError saying how to declare one. A head whose weights the folder lacks (a plain causal LM
-    declared as token classification) raises instead of scoring with a random head.
+    FileNotFoundError saying how to declare one; a convention file or config.json that is not JSON, lacks
+    a key, or gives a token-classification head other than 2 labels raises a ValueError naming the file.
+    A head whose weights the folder lacks (a plain causal LM declared as token classification) raises
+    instead of scoring with a random head.
     """
     import torch
     from transformers import AutoModel, AutoModelForCausalLM, AutoModelForTokenClassification, AutoTokenizer
@@ -177,12 +179,10 @@ def load_prm(folder: str | Path, config: ScorerConfig | None = None, *,
         if convention not in CONVENTIONS:
             raise ValueError(f"unknown convention {convention!r}; known: {sorted(CONVENTIONS)}")
         convention = CONVENTIONS[convention]
-    convention = convention or StepTagConvention.load(folder)
-    if not (folder / "config.json").is_file():
-        raise FileNotFoundError(f"{folder} has no config.json; point at a Hugging Face model folder")
+    convention = convention or read_convention(folder)
+    auto_map = read_model_config(folder, convention).get("auto_map") or {}
     if config.torch_threads:
         torch.set_num_threads(config.torch_threads)
-    auto_map = json.loads((folder / "config.json").read_text()).get("auto_map") or {}
     token_head = convention.head == "token_classification"
     custom = token_head and "AutoModel" in auto_map and "AutoModelForTokenClassification" not in auto_map
     if custom and not config.trust_remote_code:

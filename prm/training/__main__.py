@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = _config(args)
         folder = train_prm(args.data, args.out, config, resume=args.resume)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, OSError) as exc:  # bad rows, config or paths: one line that says what to fix
         return _fail(str(exc))
     if int(os.environ.get("RANK", "0")) == 0:  # the rank that wrote the folder; the others print nothing
         card = read_prm_card(folder)

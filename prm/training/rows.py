@@ -8,12 +8,12 @@ row is refused the same way whatever its origin.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from prm.export.io import read_jsonl_lines
 from prm.training.constants import SOFT_THRESHOLD, SPLITS
 
 LABEL_KINDS = ("hard", "soft")
@@ -21,9 +21,19 @@ LABEL_KINDS = ("hard", "soft")
 _SPLIT_ALIASES = {"validation": "val", "valid": "val", "dev": "val"}
 
 
-def _where(i: int, row: Mapping[str, Any]) -> str:
+# The shape of one row, quoted by every message about a malformed one.
+ROW_SHAPE = "{'prompt': str, 'completions': [str, ...], 'labels': [bool | float, ...]}"
+_SHOWN_CHARS = 60  # how much of a bad value a message quotes
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
+
+
+def _where(at: str, row: Mapping[str, Any]) -> str:
     sid = row.get("solution_id")
-    return f"row {i}" + (f" (solution {sid})" if sid is not None else "")
+    return at + (f" (solution {sid})" if sid is not None else "")
 
 
 def check_label(value: Any, label_kind: str, where: str) -> float:
@@ -53,36 +63,66 @@ def check_label(value: Any, label_kind: str, where: str) -> float:
     return number
 
 
-def check_rows(rows: Sequence[Mapping[str, Any]], label_kind: str) -> None:
-    """Refuse rows a PRM cannot train on, naming the row: missing fields, empty step lists, a label count
-    that differs from the step count, and labels that are None, NaN, outside [0, 1] or soft for hard training.
+def check_rows(rows: Sequence[Mapping[str, Any]], label_kind: str, where: Sequence[str] | None = None) -> None:
+    """Refuse rows a PRM cannot train on, naming the row and field: a row that is not a mapping, missing fields,
+    ``completions`` or ``labels`` that are not lists, empty or blank steps, a label count that differs from the
+    step count, and labels that are None, NaN, outside [0, 1] or soft for hard training.
+
+    ``where`` names each row's origin (``rows.jsonl:3``, from :func:`locate_rows`); by default ``row i``.
 
     >>> check_rows([{"prompt": "1+1", "completions": [], "labels": []}], "hard")
     Traceback (most recent call last):
     ...
     ValueError: row 0: empty step list; every solution needs at least one step - drop it
+    >>> check_rows([{"prompt": "q", "completions": "abc", "labels": [1, 1, 1]}], "hard", ["rows.jsonl:7"])
+    Traceback (most recent call last):
+    ...
+    ValueError: rows.jsonl:7: field 'completions' is a str ('abc'), not a list of steps...
     """
     if label_kind not in LABEL_KINDS:
         raise ValueError(f"label_kind={label_kind!r} must be one of {LABEL_KINDS}")
     for i, row in enumerate(rows):
-        where = _where(i, row)
+        at = where[i] if where is not None else f"row {i}"
+        if not isinstance(row, Mapping):
+            raise ValueError(f"{at}: a {type(row).__name__} ({_show(row)}), not a row object; each row is {ROW_SHAPE}")
+        at = _where(at, row)
         missing = [k for k in ("prompt", "completions", "labels") if k not in row]
         if missing:
-            raise ValueError(f"{where}: missing {missing}; rows follow TRL's stepwise supervision "
-                             "{'prompt': str, 'completions': [str, ...], 'labels': [bool | float, ...]}")
-        if not isinstance(row["prompt"], str) or not row["prompt"]:
-            raise ValueError(f"{where}: prompt must be a non-empty string (the question), got {row['prompt']!r}")
-        steps, labels = row["completions"], row["labels"]
-        if not steps:
-            raise ValueError(f"{where}: empty step list; every solution needs at least one step - drop it")
-        if any(not isinstance(s, str) or not s for s in steps):
-            raise ValueError(f"{where}: every step must be a non-empty string; segment with prm.format.segment")
-        if len(labels) != len(steps):
-            raise ValueError(f"{where}: {len(steps)} steps but {len(labels)} labels; give one label per step")
-        for label in labels:
-            check_label(label, label_kind, where)
+            raise ValueError(f"{at}: missing {missing}; rows follow TRL's stepwise supervision {ROW_SHAPE}")
+        if not isinstance(row["prompt"], str) or not row["prompt"].strip():
+            raise ValueError(f"{at}: field 'prompt' must be a non-empty string (the question), got "
+                             f"{_show(row['prompt'])}")
+        _check_steps(row["completions"], at)
+        labels = row["labels"]
+        if not isinstance(labels, list | tuple):
+            raise ValueError(f"{at}: field 'labels' is a {type(labels).__name__} ({_show(labels)}), not a list; "
+                             "give one label per step: a bool, or a float in [0, 1] for soft labels")
+        if len(labels) != len(row["completions"]):
+            raise ValueError(f"{at}: {len(row['completions'])} steps but {len(labels)} labels; give one label per "
+                             "step")
+        for k, label in enumerate(labels):
+            check_label(label, label_kind, f"{at} labels[{k}]")
         if "split" in row and row["split"] not in SPLITS:
-            raise ValueError(f"{where}: split {row['split']!r} is not one of {SPLITS}")
+            raise ValueError(f"{at}: split {_show(row['split'])} is not one of {SPLITS}; fix the row's 'split' or "
+                             "drop the field (rows without a split train)")
+
+
+def _check_steps(steps: Any, at: str) -> None:
+    """``completions`` is a non-empty list of steps with text (what :func:`prm.format.split_steps` returns)."""
+    if not isinstance(steps, list | tuple):
+        raise ValueError(f"{at}: field 'completions' is a {type(steps).__name__} ({_show(steps)}), not a list of "
+                         "steps; give one string per step, e.g. ['2+3 = 5', '5*2 = 10'] "
+                         "(prm.format.split_steps cuts a solution into steps)")
+    if not steps:
+        raise ValueError(f"{at}: empty step list; every solution needs at least one step - drop it")
+    for k, step in enumerate(steps):
+        if not isinstance(step, str):
+            raise ValueError(f"{at}: completions[{k}] is a {type(step).__name__} ({_show(step)}); every step is a "
+                             "string")
+        if not step.strip():
+            raise ValueError(f"{at}: completions[{k}] is {'empty' if not step else 'whitespace only'} "
+                             f"({_show(step)}); every step needs text - drop the step or the solution "
+                             "(prm.format.split_steps never yields blank steps)")
 
 
 def class_counts(rows: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
@@ -125,32 +165,47 @@ def load_rows(source: str | Path | Sequence[Mapping[str, Any]] | Any) -> list[di
     >>> load_rows([{"prompt": "q", "completions": ["a"], "labels": [True]}])[0]["labels"]
     [True]
     """
+    return locate_rows(source)[0]
+
+
+def locate_rows(source: str | Path | Sequence[Mapping[str, Any]] | Any) -> tuple[list[Any], list[str]]:
+    """:func:`load_rows`'s rows and where each came from, for :func:`check_rows`'s messages: ``rows.jsonl:3``
+    (file and line), ``rows.parquet row 2``, ``train row 4`` (a DatasetDict split) or ``row 0`` (in memory).
+    A JSONL line that does not parse or holds no object raises a ValueError naming the file and line.
+
+    >>> locate_rows([{"prompt": "q", "completions": ["a"], "labels": [True]}])[1]
+    ['row 0']
+    """
     if isinstance(source, str | Path):
         return _load_path(Path(source))
     if hasattr(source, "keys") and hasattr(source, "column_names") and isinstance(source.column_names, dict):
-        rows = []  # a DatasetDict: one split per key
+        rows, where = [], []  # a DatasetDict: one split per key
         for name in source:
             split = _SPLIT_ALIASES.get(name, name)
             rows += [{**dict(r), "split": split} for r in source[name]]
-        return rows
-    return [dict(r) for r in source]
+            where += [f"{name} row {i}" for i in range(len(source[name]))]
+        return rows, where
+    rows = [dict(r) if isinstance(r, Mapping) else r for r in source]  # check_rows names a row that is no mapping
+    return rows, [f"row {i}" for i in range(len(rows))]
 
 
-def _load_path(path: Path) -> list[dict[str, Any]]:
+def _load_path(path: Path) -> tuple[list[Any], list[str]]:
     if path.is_dir():
         if not any((path / f).is_file() for f in ("dataset_info.json", "state.json", "dataset_dict.json")):
             raise FileNotFoundError(f"{path} is not a datasets folder (no dataset_info.json or dataset_dict.json); "
                                     "pass a folder written by Dataset.save_to_disk, a .jsonl or a .parquet file")
         import datasets
 
-        return load_rows(datasets.load_from_disk(str(path)))
+        rows, where = locate_rows(datasets.load_from_disk(str(path)))
+        return rows, [f"{path} {w}" for w in where]
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist; pass a datasets folder, a .jsonl or a .parquet file")
     if path.suffix == ".jsonl":
-        with path.open() as f:
-            return [json.loads(line) for line in f if line.strip()]
+        located = read_jsonl_lines(path)
+        return [row for _, row in located], [f"{path}:{n}" for n, _ in located]
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        return pq.read_table(path).to_pylist()
+        rows = pq.read_table(path).to_pylist()
+        return rows, [f"{path} row {i}" for i in range(len(rows))]
     raise ValueError(f"{path}: unknown row file type {path.suffix!r}; use .jsonl, .parquet or a datasets folder")

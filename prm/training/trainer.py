@@ -46,7 +46,7 @@ from prm.training.model import (
     prm_loss,
     step_accuracy,
 )
-from prm.training.rows import check_both_classes, check_rows, class_counts, load_rows, split_of
+from prm.training.rows import check_both_classes, check_rows, class_counts, locate_rows, split_of
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,7 @@ class _Source:
     class_weights: tuple[float, float] | None = None
     training_set: dict[str, Any] | None = None  # the TrainingSetConfig, when there is one
     warehouse_versions: dict[str, int | None] | None = None  # the table versions it was read from
+    where: list[str] | None = None  # each row's origin for error messages ("rows.jsonl:3"); None: "row i"
 
 
 @dataclass
@@ -128,7 +129,26 @@ def _source(data: TrainData, config: PRMTrainConfig) -> _Source:
                              f"{config.label_kind!r}; set the same label_kind in both")
         return _Source(list(data.rows), data.config.method, data.stats.class_weights, asdict(data.config),
                        data.warehouse_versions)
-    return _Source(load_rows(data), None)
+    rows, where = locate_rows(data)
+    if not rows:
+        name = data if isinstance(data, str | Path) else "the data given to train_prm"
+        raise ValueError(f"{name} holds no rows (an empty file?); write TRL stepwise rows into it "
+                         "(prm.export.write_trl_stepwise) or pass another file")
+    return _Source(rows, None, where=where)
+
+
+def _check_out(out: Path) -> None:
+    """The output must be a folder (new or existing): a file there would fail only after the model loads."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"the output {out} is an existing file, and train_prm writes a PRM folder there; pass a "
+                         "new folder path (or an earlier PRM folder to overwrite)")
+
+
+def _check_has_train_rows(rows: Sequence[Mapping[str, Any]]) -> None:
+    splits = {s: n for s in SPLITS if (n := sum(split_of(r) == s for r in rows))}
+    if not splits.get("train"):
+        raise ValueError(f"none of the {len(rows)} rows is a train row (splits {splits}); set 'split' to 'train' on "
+                         "the rows to train on, or drop the column (rows without a split train)")
 
 
 def _encode(rows: Sequence[Mapping[str, Any]], tokenizer: Any, config: PRMTrainConfig, max_length: int) -> _Encoded:
@@ -223,8 +243,10 @@ def train_prm(data: TrainData, out_dir: str | Path, config: PRMTrainConfig | Non
     """
     config = config or PRMTrainConfig()
     out = Path(out_dir)
+    _check_out(out)
     source = _source(data, config)
-    check_rows(source.rows, config.label_kind)
+    check_rows(source.rows, config.label_kind, source.where)
+    _check_has_train_rows(source.rows)
     threads = torch.get_num_threads()
     torch.set_num_threads(config.torch_threads)
     try:
@@ -245,8 +267,8 @@ def _train(source: _Source, out: Path, config: PRMTrainConfig, resume: bool) -> 
     encoded = _encode(source.rows, tokenizer, config, max_length)
     if not encoded.examples["train"]:
         raise ValueError(f"no train rows fit the {max_length}-token context ({encoded.skipped['train']} skipped, "
-                         f"{len(source.rows)} rows in all); give rows a 'split' of 'train', shorten them, or raise "
-                         "PRMTrainConfig.max_length on a backbone with a longer context")
+                         f"{len(source.rows)} rows in all); shorten them, or raise PRMTrainConfig.max_length on a "
+                         "backbone with a longer context")
     check_both_classes(encoded.rows["train"], "the train rows")
     has_val = bool(encoded.examples["val"])
     args = _training_args(out, config, has_val)
