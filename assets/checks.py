@@ -210,6 +210,29 @@ def prm_beats_constant_baseline(warehouse: WarehouseResource) -> dg.AssetCheckRe
                                description=f"PRM F1 {prm[0] if prm else None} vs constant {constant}")
 
 
+def threshold_chosen_on_validation(asset: dg.AssetsDefinition, experiment: str) -> dg.AssetChecksDefinition:
+    """Warns when the latest run's validation split lacked wrong or correct solutions, so its PRMs' thresholds
+    fell back to the default (the partition has too few problems of one outcome; the run still succeeds)."""
+
+    @dg.asset_check(asset=asset, name=f"{experiment}_threshold_chosen_on_validation",
+                    description="Validation holds wrong and correct solutions, so each PRM's threshold was "
+                    "chosen there (else the default 0.5 applied; more problems in the partition fix it).")
+    def check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        rows = connect(warehouse.get().root).execute(
+            "SELECT model, json_extract_string(detail_json, '$.chosen_on') FROM prm_evaluations "
+            "WHERE metric = 'processbench_f1' AND experiment = $e AND model <> $c AND run_id = "
+            "(SELECT run_id FROM prm_evaluations WHERE experiment = $e ORDER BY created_at DESC LIMIT 1)",
+            {"e": experiment, "c": CONSTANT}).fetchall()
+        fallback = {model: how for model, how in rows if how != "validation"}
+        return dg.AssetCheckResult(
+            passed=bool(rows) and not fallback, severity=dg.AssetCheckSeverity.WARN,
+            metadata={"scorers": len(rows), "default_threshold": len(fallback)},
+            description=next(iter(fallback.values()), None) if fallback else f"{len(rows)} thresholds chosen on "
+            "validation")
+
+    return check
+
+
 @dg.asset_check(asset=prm_model, blocking=True, description="The PRM folder declares its step-tag convention "
                 "and has a card: scoring reads it the way training wrote it.")
 def prm_folder_is_scorable() -> dg.AssetCheckResult:
@@ -224,5 +247,7 @@ def prm_folder_is_scorable() -> dg.AssetCheckResult:
 
 
 CHECKS += [prm_splits_disjoint, prm_both_classes, prm_beats_constant_baseline, prm_folder_is_scorable,
+           threshold_chosen_on_validation(prm_evaluation, "prm_evaluation"),
+           threshold_chosen_on_validation(label_source_comparison, "label_source_comparison"),
            *table_checks(prm_evaluation, "prm_evaluations"), *table_checks(prm_evaluation, "step_scores"),
            *table_checks(label_source_comparison, "prm_evaluations")]

@@ -12,7 +12,7 @@ from prm.evaluation import evaluation_markdown, plot_best_of_n, plot_label_sourc
 from prm.evaluation.heldout import heldout_solutions
 from prm.evaluation.prm_eval import as_solutions, bon_curve
 from prm.models import model_cache_dir
-from prm.training import PRMTrainConfig, TrainingSet, TrainingSetConfig, build_training_set, problem_split
+from prm.training import PRMTrainConfig, TrainingSet, TrainingSetConfig, build_training_set, stratified_splits
 from prm.training.comparison import (
     ComparisonConfig,
     compare_label_sources,
@@ -21,7 +21,7 @@ from prm.training.comparison import (
     evaluate_folder,
 )
 from prm.training.trainer import read_prm_card
-from warehouse import today
+from warehouse import connect, today
 
 LABEL_ASSETS = ["mc_labels", "omegaprm_labels", "progress_labels", "consensus_labels"]
 
@@ -106,7 +106,8 @@ def prm_model(context: dg.AssetExecutionContext, config: PRMTrainAssetConfig) ->
 
 
 def _heldout(config: TrainingSetConfig, warehouse: WarehouseResource) -> dict:
-    return heldout_solutions(warehouse.get().root, lambda pid, n: problem_split(pid, n, config), source=config.source)
+    con = connect(warehouse.get().root)
+    return heldout_solutions(con, stratified_splits(con, config), source=config.source)
 
 
 @dg.asset(group_name="prm", kinds={"pytorch", "parquet"}, pool="engine", deps=["prm_model"],

@@ -42,10 +42,10 @@ from prm.models import model_version  # noqa: E402
 from prm.models.constants import ARITH_POLICY_NAME  # noqa: E402
 from prm.scoring import load_prm  # noqa: E402
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic  # noqa: E402
-from prm.training import PRMTrainConfig, TrainingSetConfig, problem_split, read_prm_card  # noqa: E402
+from prm.training import PRMTrainConfig, TrainingSetConfig, read_prm_card, stratified_splits  # noqa: E402
 from prm.training.comparison import ComparisonConfig, compare_label_sources, comparison_table  # noqa: E402
 from prm.training.constants import TRUTH_METHOD  # noqa: E402
-from warehouse import Warehouse  # noqa: E402
+from warehouse import Warehouse, connect  # noqa: E402
 from warehouse.methods import method_names  # noqa: E402
 
 SOURCE, DAY = "bench", "2026-01-01"
@@ -149,7 +149,8 @@ def main() -> None:
         _emit({"comparison_seconds": round(time.perf_counter() - started, 1)})
         trained = [r for r in results if r.model_dir is not None]
         card = read_prm_card(trained[0].model_dir)
-        heldout = heldout_solutions(wh.root, lambda pid, n: problem_split(pid, n, data), source=SOURCE)
+        con = connect(wh.root)
+        heldout = heldout_solutions(con, stratified_splits(con, data), source=SOURCE)
         speed = scoring_speed(trained[0].model_dir, heldout["test"])
         keys = ("method", "label_f1", "rollouts_per_step", "prm_f1", "bon_acc")
         _emit({"train_tokens_per_s": card["final_metrics"]["train_tokens_per_s"], **speed,

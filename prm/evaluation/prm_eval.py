@@ -5,7 +5,10 @@ Pure functions over plain data (no torch, no dagster). Conventions:
 * A score is the PRM's P(good) of a step, in [0, 1].
 * The predicted first error is the first step whose score is below the threshold, -1 when none is. The
   threshold is chosen on the *validation* split (the one maximising ProcessBench F1) and then applied
-  unchanged to test, as ProcessBench prescribes; choosing it on test would flatter the PRM.
+  unchanged to test, as ProcessBench prescribes; choosing it on test would flatter the PRM. A validation
+  split without a wrong or without a correct solution cannot choose one: then the head's own decision point
+  :data:`UNCHOSEN_THRESHOLD` applies, and the row's detail says so (``chosen_on``); likewise best-of-N falls
+  back to the first of :data:`AGGREGATIONS` when no validation problem has N solutions. Never the test split.
 * Truth follows :mod:`prm.format.labels`: steps after the first wrong one are wrong *by convention*.
   Solutions without step truth (``first_error`` None) are left out of ProcessBench F1 and ROC-AUC but
   still count in best-of-N, which needs only the final answer's ``is_correct``.
@@ -39,6 +42,7 @@ CONSTANT, LENGTH = "baseline:constant", "baseline:length"
 DEFAULT_BON_N = 8  # issue 11's acceptance criterion is best-of-8
 NEVER_FLAG = 0.0  # no score in [0, 1] is below it: the threshold that accepts every step
 FLAG_ALL = math.nextafter(1.0, math.inf)  # every score in [0, 1] is below it
+UNCHOSEN_THRESHOLD = 0.5  # P(good) = 0.5, where the two-class head's argmax flips: used when validation can't choose
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,7 @@ class ProcessBenchResult:
     """ProcessBench metrics on test at the threshold chosen on validation."""
 
     threshold: float
+    chosen_on: str  # "validation", "fixed" (given), or why validation could not choose it
     val_f1: float | None  # at ``threshold``, on the split that chose it
     f1: float | None
     first_error_acc: float | None  # exact first-error match on wrong test solutions
@@ -182,13 +187,29 @@ def evaluate_processbench(val: Sequence[ScoredSolution], test: Sequence[ScoredSo
     >>> r.threshold, r.val_f1, r.first_error_acc, r.correct_acc
     (0.375, 1.0, 1.0, 1.0)
     """
-    chosen = choose_threshold(val, grid) if threshold is None else threshold
+    chosen_on = "fixed" if threshold is not None else _cannot_choose(val) or "validation"
+    if threshold is not None:
+        chosen = threshold
+    elif chosen_on == "validation":
+        chosen = choose_threshold(val, grid)
+    else:
+        chosen = UNCHOSEN_THRESHOLD
     val_f1 = processbench_f1(*_predictions(val, chosen))
     preds, truth = _predictions(test, chosen)
     fe_acc, ok_acc = first_error_accuracies(preds, truth)
     n_wrong = sum(fe >= 0 for fe in truth.values())
-    return ProcessBenchResult(chosen, val_f1, harmonic_mean(fe_acc, ok_acc), fe_acc, ok_acc,
+    return ProcessBenchResult(chosen, chosen_on, val_f1, harmonic_mean(fe_acc, ok_acc), fe_acc, ok_acc,
                               n_wrong, len(truth) - n_wrong)
+
+
+def _cannot_choose(val: Sequence[ScoredSolution]) -> str | None:
+    """Why ``val`` cannot choose a threshold (it lacks wrong or correct solutions with truth), or None."""
+    wrong = sum(s.first_error >= 0 for s in val if s.first_error is not None)
+    right = sum(s.first_error < 0 for s in val if s.first_error is not None)
+    if wrong and right:
+        return None
+    return (f"default {UNCHOSEN_THRESHOLD}: validation has {wrong} wrong and {right} correct solutions with "
+            "step truth")
 
 
 def _predictions(solutions: Sequence[ScoredSolution], threshold: float) -> tuple[dict[str, int], dict[str, int]]:
@@ -301,9 +322,7 @@ def bon_accuracies(solutions: Sequence[ScoredSolution], n: int) -> tuple[dict[st
     :data:`RANDOM` (the exact expected accuracy of a uniform pick: the mean correctness) and :data:`ORACLE`
     (pass@n: any solution correct).
     """
-    groups: dict[str, list[ScoredSolution]] = defaultdict(list)
-    for s in solutions:
-        groups[s.problem_id].append(s)
+    groups = _by_problem(solutions)
     pools = [g[:n] for g in groups.values() if len(g) >= n]
     if n < 1 or not pools:
         most = max((len(g) for g in groups.values()), default=0)
@@ -320,6 +339,13 @@ def bon_accuracies(solutions: Sequence[ScoredSolution], n: int) -> tuple[dict[st
     return {m: v / len(pools) for m, v in totals.items()}, len(pools)
 
 
+def _by_problem(solutions: Sequence[ScoredSolution]) -> dict[str, list[ScoredSolution]]:
+    groups: dict[str, list[ScoredSolution]] = defaultdict(list)
+    for s in solutions:
+        groups[s.problem_id].append(s)
+    return groups
+
+
 @dataclass(frozen=True)
 class BestOfN:
     """Best-of-``n`` on test, with the aggregation chosen on validation."""
@@ -328,7 +354,7 @@ class BestOfN:
     n_problems: int  # test problems with at least n solutions
     accuracy: Mapping[str, float]  # test accuracy per aggregation, MAJORITY, RANDOM and ORACLE
     chosen: str  # the aggregation with the best validation accuracy
-    val_accuracy: Mapping[str, float]
+    val_accuracy: Mapping[str, float | None]  # None: no validation problem has n solutions
 
     @property
     def prm(self) -> float:
@@ -343,11 +369,16 @@ class BestOfN:
 
 def evaluate_best_of_n(val: Sequence[ScoredSolution], test: Sequence[ScoredSolution],
                        n: int = DEFAULT_BON_N) -> BestOfN:
-    """Choose the aggregation on ``val`` (the first of :data:`AGGREGATIONS` wins a tie), report on ``test``."""
-    val_acc, _ = bon_accuracies(val, n)
-    chosen = max(AGGREGATIONS, key=val_acc.__getitem__)
+    """Choose the aggregation on ``val`` (the first of :data:`AGGREGATIONS` wins a tie; the first outright when
+    no validation problem has ``n`` solutions), report on ``test``."""
+    if any(len(g) >= n for g in _by_problem(val).values()):
+        val_acc, _ = bon_accuracies(val, n)
+        chosen = max(AGGREGATIONS, key=val_acc.__getitem__)
+        val_accuracy: dict[str, float | None] = {h: val_acc[h] for h in AGGREGATIONS}
+    else:
+        chosen, val_accuracy = AGGREGATIONS[0], dict.fromkeys(AGGREGATIONS)
     test_acc, n_problems = bon_accuracies(test, n)
-    return BestOfN(n, n_problems, test_acc, chosen, {h: val_acc[h] for h in AGGREGATIONS})
+    return BestOfN(n, n_problems, test_acc, chosen, val_accuracy)
 
 
 def bon_curve(val: Sequence[ScoredSolution], test: Sequence[ScoredSolution],
@@ -414,8 +445,7 @@ def _scorer_rows(model: str, label_method: str | None, split: str, val: list[Sco
                  test: list[ScoredSolution], bon_n: int, grid: Sequence[float] | None,
                  threshold: float | None) -> list[dict[str, Any]]:
     pb = evaluate_processbench(val, test, grid=grid, threshold=threshold)
-    how = {"threshold": pb.threshold, "chosen_on": "validation" if threshold is None else "fixed",
-           "val_f1": pb.val_f1}
+    how = {"threshold": pb.threshold, "chosen_on": pb.chosen_on, "val_f1": pb.val_f1}
     auc, n_auc = step_auc(test)
     auc_all, n_all = step_auc(test, all_steps=True)
     bon = evaluate_best_of_n(val, test, bon_n)

@@ -6,8 +6,9 @@ from any TRL-format rows) and saves an HF folder with its step-tag convention an
 """
 
 from prm.training.config import PRMTrainConfig
-from prm.training.data import TrainingSet, TrainingSetConfig, TrainingSetStats, build_training_set, problem_split
+from prm.training.data import TrainingSet, TrainingSetConfig, TrainingSetStats, build_training_set
 from prm.training.rows import check_rows, load_rows
+from prm.training.splits import problem_split, stratified_splits
 from prm.training.trainer import read_prm_card, train_prm
 
 __all__ = [
@@ -20,5 +21,6 @@ __all__ = [
     "load_rows",
     "problem_split",
     "read_prm_card",
+    "stratified_splits",
     "train_prm",
 ]

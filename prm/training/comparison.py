@@ -24,7 +24,8 @@ from prm.models import model_version
 from prm.scoring import load_prm
 from prm.training.config import PRMTrainConfig
 from prm.training.constants import TRUTH_METHOD
-from prm.training.data import TrainingSetConfig, build_training_set, problem_split
+from prm.training.data import TrainingSetConfig, build_training_set
+from prm.training.splits import stratified_splits
 from prm.training.trainer import train_prm
 from warehouse import connect
 
@@ -123,8 +124,7 @@ def compare_label_sources(root: str | Path, out_root: str | Path, config: Compar
     why (never a silently missing row)."""
     config = config or ComparisonConfig()
     con = connect(root)
-    split_of = lambda pid, n: problem_split(pid, n, config.data)  # noqa: E731 - one split for every method
-    heldout = heldout_solutions(con, split_of, source=config.data.source)
+    heldout = heldout_solutions(con, stratified_splits(con, config.data), source=config.data.source)
     if not heldout["val"] or not heldout["test"]:
         raise ValueError(f"the held-out splits hold {len(heldout['val'])} validation and {len(heldout['test'])} "
                          "test solutions with exact truth; label more generated problems (or lower train_max_steps)")

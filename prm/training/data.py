@@ -4,9 +4,10 @@ One DuckDB query joins ``steps`` (text, order), ``solutions`` (status), ``proble
 count) and ``step_labels`` of the chosen method (or ``steps.is_correct_truth`` for ``"truth"``). Each kept
 solution becomes one row in TRL's stepwise-supervision form. Decisions:
 
-* **Split by problem**: a problem's split is a hash of ``(split_seed, problem_id)``, so every solution of a
-  problem lands in one split, a problem keeps its split when rows are added, and PRMs trained on different
-  label methods share the same held-out problems (:func:`problem_split` is what evaluation calls too).
+* **Split by problem**: a problem's split is a hash of ``(split_seed, problem_id)``, stratified by outcome
+  (:mod:`prm.training.splits`), so every solution of a problem lands in one split, validation and test hold
+  wrong and right solutions where the data has them, and PRMs trained on different label methods share the
+  same held-out problems (:func:`~prm.training.splits.stratified_splits` is what evaluation calls too).
 * **Easy to hard** (``train_max_steps = n``, Sun et al. 2024 "Easy-to-Hard Generalization"): problems with
   more than ``n`` gold steps are the test split; the rest split into train and val by hash.
 * **Missing labels**: a solution with a step the method did not label (no row, or ``hard_label`` null for
@@ -19,7 +20,6 @@ solution becomes one row in TRL's stepwise-supervision form. Decisions:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections import defaultdict
@@ -31,6 +31,7 @@ import duckdb
 
 from prm.training.constants import META_FILE, ROWS_FILE, SOFT_THRESHOLD, SPLITS, TRUTH_METHOD
 from prm.training.rows import LABEL_KINDS, check_both_classes, check_label, check_rows, class_counts
+from prm.training.splits import stratified_splits
 from warehouse.methods import method_names
 
 BALANCES = ("none", "downsample", "weight")
@@ -145,29 +146,6 @@ class TrainingSet:
                            meta.get("warehouse_versions") or {})
 
 
-def problem_split(problem_id: str, n_gold_steps: int | None, config: TrainingSetConfig) -> str:
-    """The split of one problem: a pure function of the id (and, easy-to-hard, its gold step count).
-
-    >>> cfg = TrainingSetConfig(method="truth", train_max_steps=3)
-    >>> problem_split("p1", 5, cfg)
-    'test'
-    >>> problem_split("p1", 2, cfg) in ("train", "val")
-    True
-    """
-    digest = hashlib.sha256(f"{config.split_seed}:{problem_id}".encode()).digest()
-    u = int.from_bytes(digest[:8], "big") / 2**64  # uniform in [0, 1)
-    if config.train_max_steps is not None:
-        if n_gold_steps is None:
-            raise ValueError(f"problem {problem_id} has no n_gold_steps, so easy-to-hard cannot place it; fill "
-                             "problems.n_gold_steps or set train_max_steps=None to split by share")
-        if n_gold_steps > config.train_max_steps:
-            return "test"
-        return "val" if u < config.val_share else "train"
-    if u < config.test_share:
-        return "test"
-    return "val" if u < config.test_share + config.val_share else "train"
-
-
 def _connection(con_or_root: duckdb.DuckDBPyConnection | str | Path) -> duckdb.DuckDBPyConnection:
     if isinstance(con_or_root, duckdb.DuckDBPyConnection):
         return con_or_root
@@ -239,6 +217,7 @@ def build_training_set(con_or_root: duckdb.DuckDBPyConnection | str | Path,
     if config.source is not None:
         params["source"] = config.source
     records = con.execute(_query(config), params).fetchall()
+    splits = stratified_splits(con, config)
     consensus: set[str] | None = None
     if config.consensus_only:
         consensus = {r[0] for r in con.execute(
@@ -279,7 +258,7 @@ def build_training_set(con_or_root: duckdb.DuckDBPyConnection | str | Path,
             "labels": [v == 1.0 for v in values] if use_hard else values,
             "problem_id": pid,
             "solution_id": sid,
-            "split": problem_split(pid, n_gold, config),
+            "split": splits(pid, n_gold),
             "n_gold_steps": n_gold,
         })
     check_rows(rows, config.label_kind)

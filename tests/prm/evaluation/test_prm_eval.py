@@ -10,6 +10,7 @@ import pytest
 
 from prm.evaluation.metrics import gap_closed, processbench_f1, roc_auc
 from prm.evaluation.prm_eval import (
+    AGGREGATIONS,
     CONSTANT,
     FLAG_ALL,
     LENGTH,
@@ -17,6 +18,7 @@ from prm.evaluation.prm_eval import (
     NEVER_FLAG,
     ORACLE,
     RANDOM,
+    UNCHOSEN_THRESHOLD,
     ScoredSolution,
     as_solutions,
     bon_accuracies,
@@ -256,6 +258,27 @@ def test_evaluation_table_rows():
     detail = json.loads(next(r["detail_json"] for r in rows if r["metric"] == "processbench_f1"))
     assert detail["chosen_on"] == "validation" and detail["val_f1"] == 1.0 and 0.2 < detail["threshold"] <= 0.8
     assert {r["label_method"] for r in rows if r["model"] == "prm-omega"} == {"omegaprm"}
+
+
+@pytest.mark.parametrize("val", [
+    [r for r in VAL_ROWS if r.get("first_error") == -1],  # validation without a wrong solution (demo, 2026-11-24)
+    [r for r in VAL_ROWS if "step_truth" in r],  # ... or without a correct one
+    [],  # ... or empty
+])
+def test_a_validation_split_that_cannot_choose_falls_back_and_says_so(val):
+    rows = evaluation_table("prm-omega", "omegaprm", val, TEST_ROWS, bon_n=2)
+    f1 = next(r for r in rows if r["metric"] == "processbench_f1" and r["model"] == "prm-omega")
+    detail = json.loads(f1["detail_json"])
+    assert detail["threshold"] == UNCHOSEN_THRESHOLD and detail["chosen_on"].startswith("default 0.5: validation has")
+    assert f1["value"] is not None  # test is still measured, at the default threshold
+    bon = json.loads(next(r["detail_json"] for r in rows if r["metric"] == "bon_acc@2" and r["model"] == "prm-omega"))
+    assert bon["aggregation"] in AGGREGATIONS
+    assert "NaN" not in json.dumps([r["detail_json"] for r in rows])
+
+
+def test_best_of_n_takes_the_first_aggregation_when_validation_has_no_full_pool():
+    bon = evaluate_best_of_n(as_solutions(VAL_ROWS[::2]), as_solutions(TEST_ROWS), 2)  # one solution per problem
+    assert bon.chosen == AGGREGATIONS[0] and set(bon.val_accuracy.values()) == {None}
 
 
 def test_evaluation_table_writes_to_the_warehouse(wh):

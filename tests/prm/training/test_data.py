@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from prm.training import TrainingSet, TrainingSetConfig, build_training_set, check_rows, problem_split
+from prm.training import TrainingSet, TrainingSetConfig, build_training_set, check_rows, stratified_splits
 from tests.prm.training.conftest import N_PROBLEMS, solution_steps
 from warehouse import Warehouse, connect
 
@@ -25,8 +25,9 @@ def test_no_problem_is_in_two_splits(labeled_wh: Warehouse, seed: int) -> None:
     assert not by_split["val"] & by_split["test"]
     assert sum(map(len, by_split.values())) == N_PROBLEMS  # sympy labels every problem
     assert all(by_split.values()), by_split  # 24 problems at 50/25/25 fill every split at these seeds
-    for row in ts.rows:  # every row's split is the pure function evaluation calls
-        assert row["split"] == problem_split(row["problem_id"], row["n_gold_steps"], ts.config)
+    splits = stratified_splits(connect(labeled_wh.root), ts.config)
+    for row in ts.rows:  # every row's split is the one evaluation reads
+        assert row["split"] == splits(row["problem_id"], row["n_gold_steps"])
 
 
 def test_easy_to_hard_tests_on_longer_problems(labeled_wh: Warehouse) -> None:
