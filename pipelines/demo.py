@@ -13,7 +13,7 @@ import uuid
 import dagster as dg
 
 from pipelines.instance import ensure_dagster_home
-from pipelines.partitions import partition_key, register_sources
+from pipelines.partitions import check_day, partition_key, register_sources
 from pipelines.recovery import SlotWatcher, owner_tags, release_dead_runs
 from warehouse import Warehouse, connect, today
 from warehouse.db import snapshot_versions
@@ -109,9 +109,16 @@ def summary(wh: Warehouse) -> str:
     return "\n".join(lines)
 
 
+def _day(value: str) -> str:
+    try:
+        return check_day(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--day", default=today(), help="partition day, YYYY-MM-DD (default: today, UTC)")
+    parser.add_argument("--day", default=today(), type=_day, help="partition day, YYYY-MM-DD (default: today, UTC)")
     parser.add_argument("--source", default="arith", help="partition source (default: the built-in generator)")
     parser.add_argument("--resample", action="store_true",
                         help="sample the partition's solutions afresh (and drop their labels) instead of resuming")

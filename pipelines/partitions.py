@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import dagster as dg
 
 from prm.tasks.sources import BUILTIN_SOURCES
@@ -18,6 +20,29 @@ PARTITIONS = dg.MultiPartitionsDefinition({"day": DAYS, "source": SOURCES})
 def partition_key(day: str, source: str) -> dg.MultiPartitionKey:
     """The partition key of (day, source), e.g. ``partition_key("2026-11-21", "arith")``."""
     return dg.MultiPartitionKey({"day": day, "source": source})
+
+
+def check_day(day: str) -> str:
+    """``day`` when it names an existing day partition (YYYY-MM-DD, from :data:`START_DATE` to today, UTC); else a
+    ValueError that says which days exist.
+
+    >>> check_day("2026-11-02")
+    '2026-11-02'
+    >>> check_day("2026-11-31")
+    Traceback (most recent call last):
+    ...
+    ValueError: day '2026-11-31' is not a partition: give a date as YYYY-MM-DD from 2026-11-01 to today (UTC)...
+    """
+    today = dt.datetime.now(dt.UTC).date()
+    try:
+        parsed = dt.date.fromisoformat(day)
+        ok = len(day) == 10 and dt.date.fromisoformat(START_DATE) <= parsed <= today
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"day {day!r} is not a partition: give a date as YYYY-MM-DD from {START_DATE} to today "
+                         f"(UTC), {today.isoformat()}")
+    return day
 
 
 def day_and_source(context: dg.AssetExecutionContext) -> tuple[str, str]:
