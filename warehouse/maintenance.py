@@ -3,8 +3,8 @@
 The pipeline commits many small writes (a labeler writes chunk by chunk), so a table collects small files;
 compaction rewrites each partition's into few large ones (a new version; readers of the old one are not
 disturbed). Vacuum deletes the files that versions older than the retention window removed (replaced or
-compacted away), and the orphans of writers killed before their commit. Time travel reaches back as far as the
-retention window.
+compacted away), and what writers killed before their commit left: unreferenced Parquet files, and on a local
+root the staging files of unfinished ones. Time travel reaches back as far as the retention window.
 
 Writers take no lock: a writer writes its Parquet files first and commits them after, so until the commit its
 files look exactly like orphans. Vacuum therefore deletes an unreferenced file only once it is older than
@@ -15,18 +15,27 @@ it, and holding it for every write would serialize all writers of a table.)
 
 from __future__ import annotations
 
+import contextlib
+import re
+import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from deltalake import DeltaTable
+from pyarrow.fs import FileType
 
 from warehouse.constants import VACUUM_RETENTION_HOURS
 from warehouse.delta import open_table, retry_commit
+from warehouse.location import filesystem, is_remote
 from warehouse.store import Warehouse
 
 # Unreferenced files younger than this may belong to a commit in flight, so vacuum never deletes them. A write
 # of this pipeline takes seconds (a retried one, minutes); an hour leaves a wide margin. A retention below it is
 # refused unless forced: vacuum would delete files of versions that readers and time travel may still use.
 SAFE_RETENTION_HOURS = 1
+# object_store (delta-rs's storage layer) writes a local file as ``<name>#<n>`` and renames it once complete. A
+# writer killed meanwhile leaves it behind, and vacuum never sees it: object_store hides such names from listings.
+_STAGING = re.compile(r"#\d+$")
 
 
 class UnsafeRetention(ValueError):
@@ -57,7 +66,7 @@ class TableMaintenance:
     files_before: int
     files_after: int
     files_compacted: int  # small files rewritten into larger ones
-    files_vacuumed: int  # unreferenced files deleted (listed only, with dry_run)
+    files_vacuumed: int  # removed, unreferenced and staging files deleted (counted only, with dry_run)
 
     def as_row(self) -> dict[str, int | str]:
         return asdict(self)
@@ -76,12 +85,18 @@ def maintain_table(wh: Warehouse, table: str, *, retention_hours: int = VACUUM_R
     compacted = 0
     if not dry_run:
         compacted = retry_commit(lambda: _compact(found), f"compaction of {table}")
-    vacuumed = _vacuum(found, retention_hours, dry_run)
+    # delta-rs lists a removed file for as long as its removal is in the log (7 days), also once an earlier
+    # vacuum deleted it: only the files still there are counted, and vacuum runs only when there are some.
+    vacuumed = _existing(wh.uri(table), _vacuum(found, retention_hours, dry_run=True))
+    if vacuumed and not dry_run:
+        _vacuum(found, retention_hours, dry_run=False)
+    staging = _stale_staging(wh.uri(table), max(retention_hours, SAFE_RETENTION_HOURS))
+    removed = len(staging) if dry_run else _delete(staging)
     if not dry_run:  # compact and vacuum moved ``found`` to the versions they committed
         found.create_checkpoint()  # readers replay the log from here instead of from version 0
     return TableMaintenance(table=table, version_before=before, version_after=found.version(),
                             files_before=files_before, files_after=len(found.file_uris()),
-                            files_compacted=compacted, files_vacuumed=len(vacuumed))
+                            files_compacted=compacted, files_vacuumed=len(vacuumed) + removed)
 
 
 def _compact(table: DeltaTable) -> int:
@@ -99,11 +114,42 @@ def _vacuum(table: DeltaTable, retention_hours: int, dry_run: bool) -> set[str]:
     unreferenced one by its modification time), so a shorter retention for removed files is a second, lite
     vacuum, which only ever deletes removed files."""
     orphan_hours = max(retention_hours, SAFE_RETENTION_HOURS)
-    # The floor is this module's rule; delta-rs's own (the table's deletedFileRetentionDuration, 7 days) is not.
+    # delta-rs would refuse less than the table's deletedFileRetentionDuration (7 days); this module's floor rules.
     options = {"dry_run": dry_run, "enforce_retention_duration": False}
     deleted = set(table.vacuum(retention_hours=orphan_hours, full=True, **options))
     if retention_hours < orphan_hours:
         deleted |= set(table.vacuum(retention_hours=retention_hours, full=False, **options))
+    return deleted
+
+
+def _existing(uri: str, paths: set[str]) -> set[str]:
+    """Those of ``paths`` (relative to the table at ``uri``) that exist."""
+    fs, base = filesystem(uri)
+    ordered = sorted(paths)
+    found = fs.get_file_info([f"{base}/{path}" for path in ordered]) if ordered else []
+    return {path for path, info in zip(ordered, found, strict=True) if info.type != FileType.NotFound}
+
+
+def _stale_staging(uri: str, hours: int) -> list[Path]:
+    """The staging files under the table folder ``uri`` last changed over ``hours`` ago. None on an object store:
+    an unfinished upload is never an object there (a bucket lifecycle rule aborts it)."""
+    if is_remote(uri):
+        return []
+    cutoff, stale = time.time() - hours * 3600, []
+    for path in Path(uri).rglob("*#*"):
+        with contextlib.suppress(FileNotFoundError):  # renamed or deleted since it was listed
+            if _STAGING.search(path.name) and path.is_file() and path.stat().st_mtime < cutoff:
+                stale.append(path)
+    return stale
+
+
+def _delete(paths: list[Path]) -> int:
+    """Delete ``paths``; returns how many this call deleted (a concurrent maintain may delete some first)."""
+    deleted = 0
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            deleted += 1
     return deleted
 
 

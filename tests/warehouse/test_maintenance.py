@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import re
+import subprocess
 import textwrap
 import time
 from collections import Counter
@@ -198,3 +199,57 @@ def test_a_writer_racing_maintain_with_zero_retention_loses_nothing(wh: Warehous
     assert ids == sorted([f"a{i}" for i in range(5)] + [f"b{b}-{i}" for b in range(batches) for i in range(10)])
     out = CliRunner().invoke(main, ["maintain", "--root", wh.root, "--retention-hours", "0", "--force"])
     assert out.exit_code == 0, out.output
+
+
+def test_files_vacuumed_counts_each_deleted_file_once(wh: Warehouse) -> None:
+    wh.write("problems", _problems("a"), source="arith", day=DAY)
+    wh.write("problems", _problems("b"), source="arith", day=DAY, replace=True)
+    counts = [maintain(wh, retention_hours=0, force=True)[0].files_vacuumed for _ in range(3)]
+    assert counts == [1, 0, 0]  # the replaced file, deleted by the first run; its removal stays in the log
+
+
+# argv: root. Writes one batch large enough that its Parquet file stays staged (``<name>#<n>``) for a while.
+_BIG_WRITER = textwrap.dedent(
+    """
+    import sys
+    from warehouse import Warehouse
+
+    n = 200_000
+    cols = {"problem_id": [f"p{i}" for i in range(n)], "task": ["t"] * n, "split": ["s"] * n,
+            "question": [f"what is {i} " * 12 for i in range(n)], "gold_answer": ["1"] * n}
+    wh = Warehouse(sys.argv[1])
+    print("ready", flush=True)
+    wh.write("problems", cols, source="arith", day="2026-11-20", writer="big")
+    """
+)
+
+
+def _staged(table: Path) -> set[Path]:
+    return {p for p in table.rglob("*#*") if p.is_file()}
+
+
+def test_maintain_removes_old_staging_files_of_killed_writers(wh: Warehouse, spawn) -> None:
+    wh.write("problems", _problems("a"), source="arith", day=DAY)
+    table = Path(wh.root) / "problems"
+    for _ in range(20):  # SIGKILL each writer as soon as a new staging file appears, until one was left behind
+        before = _staged(table)
+        writer = spawn(_BIG_WRITER, wh.root, stdout=subprocess.PIPE)
+        assert writer.stdout.readline().strip() == b"ready"
+        while writer.poll() is None:
+            if _staged(table) - before:
+                writer.kill()
+                writer.wait()
+        if _staged(table):
+            break
+    left = _staged(table)
+    assert left, "no kill landed while a file was staged"
+    (done,) = maintain(wh, retention_hours=SAFE_RETENTION_HOURS)
+    assert _staged(table) == left and done.files_vacuumed == 0  # young: may be a write in flight
+    for path in left:
+        _age(path, SAFE_RETENTION_HOURS + 1)
+    assert maintain(wh, retention_hours=SAFE_RETENTION_HOURS, dry_run=True)[0].files_vacuumed == len(left)
+    assert maintain(wh, retention_hours=SAFE_RETENTION_HOURS)[0].files_vacuumed == len(left)
+    assert _staged(table) == set()
+    assert maintain(wh, retention_hours=SAFE_RETENTION_HOURS)[0].files_vacuumed == 0
+    assert wh.read("problems").num_rows == 5 + 200_000 * sum(
+        c.get("writer") == "big" for c in wh.history("problems"))  # every committed write is whole
