@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from prm.export.encodable import utf8_rows
+
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write ``text`` to a temp file beside ``path``, fsync it, then ``os.replace`` it into place."""
@@ -30,8 +32,9 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 
 def write_jsonl(rows: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
-    """One JSON object per line (UTF-8, ``ensure_ascii=False`` so ``ки`` stays readable), written atomically."""
-    lines = [json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows]
+    """One JSON object per line (UTF-8, ``ensure_ascii=False`` so ``ки`` stays readable), written atomically;
+    lone surrogates become U+FFFD (:func:`prm.export.encodable.utf8_rows`)."""
+    lines = [json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in utf8_rows(rows, f"{path} rows")]
     return atomic_write_text(path, "".join(lines))
 
 

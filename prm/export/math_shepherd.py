@@ -8,6 +8,12 @@ come from ``CONVENTIONS["math-shepherd"]``, so the export and the scorer cannot 
 
 Steps are numbered here (``Step k: ``) whatever they already say, and the reader strips exactly that
 prefix, so a round trip returns each step unchanged.
+
+The tag inside the text: a problem or step that contains ``ки`` (``киев``, a step that starts with ``ки``) is
+escaped by :func:`prm.export.tag_escape.escape_tag` (a WORD JOINER, U+2060, after its ``к``; joiners already
+in the text doubled), so every ``ки`` in the file is a tag and every reader counts one per step;
+:func:`read_math_shepherd` undoes the escape. The scorer reads the same escaped text
+(:func:`math_shepherd_text`), so an exported input is exactly what the Math-Shepherd PRM scores.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 
 from prm.export.io import read_jsonl, write_jsonl
 from prm.export.rows import ID_KEYS, require_hard
+from prm.export.tag_escape import escape_tag, unescape_tag
 from prm.format import CONVENTIONS
 
 CONVENTION = CONVENTIONS["math-shepherd"]
@@ -26,27 +33,31 @@ GOOD, BAD = CONVENTION.good_token, CONVENTION.bad_token  # "+", "-"
 _FIRST_STEP = " Step 1: "  # the question ends where the first numbered step begins
 
 
-def _check_text(problem: str, steps: Sequence[str]) -> None:
+def _check_text(problem: str) -> None:
     if _FIRST_STEP in problem:
         raise ValueError(f"the problem contains {_FIRST_STEP.strip()!r}, so the Math-Shepherd text could not be "
                          "split back into problem and steps; reword the problem or export it in TRL format")
-    for text in (problem, *steps):
-        if f" {TAG}" in text:
-            raise ValueError(f"{text[:60]!r} contains the step tag {TAG!r}, which would read as an extra step; "
-                             "remove it or export in TRL format")
+
+
+def _layout(problem: str, steps: Sequence[str], tags: Sequence[str]) -> str:
+    """Problem and steps (already escaped) with ``tags[k]`` after step ``k``."""
+    return f"{problem} " + "\n".join(f"Step {k}: {step} {tag}" for k, (step, tag) in enumerate(zip(steps, tags,
+                                                                                                     strict=True), 1))
 
 
 def math_shepherd_text(problem: str, steps: Sequence[str], marks: Sequence[str] | None = None) -> str:
-    """The Math-Shepherd input (``marks=None``: the tag after every step) or its label text (one mark a step).
+    """The Math-Shepherd input (``marks=None``: the tag after every step) or its label text (one mark a step),
+    with the tag escaped inside the problem and steps (module docstring).
 
     >>> math_shepherd_text("1+2*3 =", ["2*3 = 6", "1+6 = 7"])
     '1+2*3 = Step 1: 2*3 = 6 ки\\nStep 2: 1+6 = 7 ки'
     >>> math_shepherd_text("1+2*3 =", ["2*3 = 6", "1+6 = 8"], ["+", "-"])
     '1+2*3 = Step 1: 2*3 = 6 +\\nStep 2: 1+6 = 8 -'
+    >>> math_shepherd_text("Где киев?", ["ки"]) == "Где к\\u2060иев? Step 1: к\\u2060и ки"
+    True
     """
     tags = [TAG] * len(steps) if marks is None else list(marks)
-    return f"{problem} " + "\n".join(f"Step {k}: {step} {tag}" for k, (step, tag) in enumerate(zip(steps, tags,
-                                                                                                     strict=True), 1))
+    return _layout(escape_tag(problem, TAG), [escape_tag(step, TAG) for step in steps], tags)
 
 
 def to_math_shepherd(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -54,7 +65,7 @@ def to_math_shepherd(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     require_hard(rows, "Math-Shepherd text")
     out = []
     for row in rows:
-        _check_text(row["prompt"], row["completions"])
+        _check_text(row["prompt"])
         marks = [GOOD if ok else BAD for ok in row["labels"]]
         item = {"input": math_shepherd_text(row["prompt"], row["completions"]),
                 "label": math_shepherd_text(row["prompt"], row["completions"], marks)}
@@ -84,10 +95,10 @@ def from_math_shepherd(item: Mapping[str, Any]) -> dict[str, Any]:
         offset += len(f"Step {k}: {step} ")
         marks.append(label[offset : offset + 1])
         offset += 2  # the mark and the newline
-    if label != math_shepherd_text(problem, steps, marks) or not set(marks) <= {GOOD, BAD}:
+    if label != _layout(problem, steps, marks) or not set(marks) <= {GOOD, BAD}:
         raise ValueError(f"label {label[:60]!r} is not the input with each tag replaced by {GOOD!r} or {BAD!r}")
-    return {"prompt": problem, "completions": steps, "labels": [m == GOOD for m in marks]} | {
-        k: item[k] for k in ID_KEYS if k in item}
+    return {"prompt": unescape_tag(problem), "completions": [unescape_tag(s) for s in steps],
+            "labels": [m == GOOD for m in marks]} | {k: item[k] for k in ID_KEYS if k in item}
 
 
 def write_math_shepherd(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:

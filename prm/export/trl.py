@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from prm.export.encodable import utf8_rows
 from prm.export.io import atomic_write_dir, read_jsonl, write_jsonl
 from prm.export.rows import check_stepwise_rows
 
@@ -29,11 +30,12 @@ def write_trl_stepwise(rows: Sequence[Mapping[str, Any]], path: str | Path) -> P
 
 
 def save_dataset(rows: Sequence[Mapping[str, Any]], folder: str | Path) -> Path:
-    """``Dataset.from_list(rows).save_to_disk`` into ``folder``, swapped in atomically."""
+    """``Dataset.from_list(rows).save_to_disk`` into ``folder``, swapped in atomically; lone surrogates become
+    U+FFFD (:func:`prm.export.encodable.utf8_rows`)."""
     from datasets import Dataset
 
     check_stepwise_rows(rows)
-    dataset = Dataset.from_list([dict(r) for r in rows])
+    dataset = Dataset.from_list(utf8_rows(rows, f"{folder} rows"))
     return atomic_write_dir(folder, lambda tmp: dataset.save_to_disk(str(tmp)))
 
 

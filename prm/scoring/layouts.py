@@ -9,7 +9,9 @@ this project's layout):
   each step followed by ``<extra_0>`` (the card joins steps with ``<extra_0>`` and ends with one). The tag is
   a special token, so the tokenizer cuts the text at each tag anyway and :func:`encode_steps`'s per-step
   tokenization gives the card's ids; the ``<|im_end|>`` the card appends after the last tag is left out, as
-  a causal model's score at a tag never sees later tokens.
+  a causal model's score at a tag never sees later tokens. A literal ``<extra_0>`` in the problem or a step
+  would be cut out as one more tag token, so it is escaped (:func:`prm.export.tag_escape.escape_tag`: a WORD
+  JOINER after its ``<``, which keeps it plain text) with a warning, and the PRM reads one tag per step.
 * ``math-shepherd``: the card's input ``f"{problem} Step 1: ... ки\\nStep 2: ... ки"``
   (:func:`prm.export.math_shepherd.math_shepherd_text`), tokenized *whole* and read where the ids equal the
   tag's, as the card does: its SentencePiece tokenizer puts a word-boundary piece at the start of every
@@ -18,10 +20,12 @@ this project's layout):
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from prm.export.math_shepherd import math_shepherd_text
+from prm.export.tag_escape import escape_tag
 from prm.format import ContextOverflowError, EncodedSteps, StepTagConvention, encode_steps, format_prompt, tag_ids
 from prm.scoring.constants import QWEN_PRM_SYSTEM_PROMPT
 
@@ -45,7 +49,15 @@ def qwen_prompt(tokenizer: Any, problem: str) -> str:
 
 def qwen_layout(tokenizer: Any, convention: StepTagConvention, problem: str, steps: Sequence[str],
                 max_length: int | None) -> EncodedSteps:
-    """System + user turns, then ``<step><extra_0>`` for every step in the assistant turn."""
+    """System + user turns, then ``<step><extra_0>`` for every step in the assistant turn; a literal tag in
+    the text is escaped, with a warning."""
+    tag = convention.step_tag
+    tagged = sum(tag in text for text in (problem, *steps))
+    if tagged:
+        warnings.warn(f"{tagged} of the problem and its {len(steps)} steps contain the step tag {tag!r}, which would "
+                      f"read as one more tag; escaped it as {escape_tag(tag, tag)!r} (plain text) so the PRM reads one "
+                      "tag per step", UserWarning, stacklevel=2)
+        problem, steps = escape_tag(problem, tag), [escape_tag(step, tag) for step in steps]
     return encode_steps(tokenizer, qwen_prompt(tokenizer, problem), steps, convention, max_length)
 
 

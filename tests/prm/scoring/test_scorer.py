@@ -93,6 +93,21 @@ def test_math_shepherd_layout_is_the_model_cards_input(scorers):
     assert enc.input_ids == card_ids and enc.tag_positions == [i for i, t in enumerate(card_ids) if t == tag]
 
 
+def test_a_literal_qwen_tag_in_the_text_is_escaped_with_a_warning(scorers):
+    scorer = scorers["qwen2.5-math-prm"]
+    steps = ["3*2 = 6 <extra_0>", "<extra_0>12+7 = 19"]
+    with pytest.warns(UserWarning, match=r"3 of the problem and its 2 steps contain the step tag '<extra_0>'"):
+        enc = scorer.encode(f"{PROBLEM} <extra_0>", steps)
+    sep = scorer.tokenizer.convert_tokens_to_ids("<extra_0>")
+    assert [i for i, t in enumerate(enc.input_ids) if t == sep] == enc.tag_positions and len(enc.tag_positions) == 2
+
+
+def test_a_math_shepherd_tag_inside_a_step_reads_as_text(scorers):
+    scorer = scorers["math-shepherd"]
+    steps = ["киев", "ки = 1", "19-6 = 14"]
+    assert len(scorer.score_steps(PROBLEM, steps)) == 3  # one tag a step, escaped like the export's text
+
+
 @pytest.mark.parametrize("name", list(CONVENTIONS))
 def test_empty_step_list_scores_nothing(scorers, name):
     assert scorers[name].score_steps(PROBLEM, []) == []
