@@ -19,6 +19,7 @@ from warehouse.config import ENV_VAR, default_root
 from warehouse.db import CONVENIENCE_VIEWS, connect
 from warehouse.location import is_remote
 from warehouse.schemas import PARTITION_COLUMNS, PRIMARY_KEYS, TABLES
+from warehouse.strict_json import strict_json_source
 from warehouse.version import SchemaVersionError
 
 FORMATS = ("table", "csv", "json", "parquet")
@@ -132,11 +133,13 @@ def _require_reads(con: duckdb.DuckDBPyConnection, query: str) -> None:
 
 
 def _export(con: duckdb.DuckDBPyConnection, rel: duckdb.DuckDBPyRelation, fmt: str, output: Path | None) -> int:
-    """Write the result with DuckDB's own COPY, which streams and knows every DuckDB type; returns rows."""
+    """Write the result with DuckDB's own COPY, which streams and knows every DuckDB type; returns rows.
+    JSON is strict: NaN and infinities are written as null (warehouse/strict_json.py)."""
     con.register(_RESULT_VIEW, rel)  # a temporary view: nothing is computed until COPY pulls rows
-    copy = "COPY {view} TO '{target}' ({options})"
+    source = strict_json_source(rel, _RESULT_VIEW) if "json" in _COPY_OPTIONS[fmt] else _RESULT_VIEW
+    copy = "COPY {source} TO '{target}' ({options})"
     with _target(output) as target:
-        (rows,) = con.execute(copy.format(view=_RESULT_VIEW, target=target.replace("'", "''"),
+        (rows,) = con.execute(copy.format(source=source, target=target.replace("'", "''"),
                                           options=_COPY_OPTIONS[fmt])).fetchone()
     return rows
 
@@ -149,7 +152,8 @@ def _target(output: Path | None) -> Iterator[str]:
         yield str(output)
         return
     read_fd, write_fd = os.pipe()
-    stdout = click.get_binary_stream("stdout")
+    sys.stdout.flush()  # text printed before goes out before the result's bytes
+    stdout = sys.stdout.buffer  # not click.get_binary_stream, which Click 8.5 deprecates
     reader_gone = threading.Event()
 
     def pump() -> None:

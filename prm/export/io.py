@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from prm.export.encodable import utf8_rows
+from prm.export.encodable import dumps_strict, utf8_rows
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
@@ -33,8 +33,8 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 def write_jsonl(rows: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
     """One JSON object per line (UTF-8, ``ensure_ascii=False`` so ``ки`` stays readable), written atomically;
-    lone surrogates become U+FFFD (:func:`prm.export.encodable.utf8_rows`)."""
-    lines = [json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in utf8_rows(rows, f"{path} rows")]
+    strict JSON: lone surrogates become U+FFFD and NaN or infinities null (:mod:`prm.export.encodable`)."""
+    lines = [dumps_strict(row) + "\n" for row in utf8_rows(rows, f"{path} rows")]
     return atomic_write_text(path, "".join(lines))
 
 

@@ -32,6 +32,7 @@ from transformers import Trainer, TrainerCallback, TrainingArguments, set_seed
 from transformers.trainer_utils import get_last_checkpoint
 
 from prm.evaluation.metrics import roc_auc
+from prm.export.encodable import dumps_strict
 from prm.export.io import atomic_write_text
 from prm.format import ContextOverflowError
 from prm.training.config import PRMTrainConfig
@@ -346,7 +347,7 @@ def _save(out: Path, model: Any, tokenizer: Any, source: _Source, config: PRMTra
         "dtype": "bf16" if trainer.args.bf16 else "fp32",
         "torch_version": torch.__version__,
     }
-    atomic_write_text(out / CARD_FILE, json.dumps(card, indent=2) + "\n")
+    atomic_write_text(out / CARD_FILE, dumps_strict(card, indent=2) + "\n")  # strict JSON: a NaN metric is null
 
 
 def read_prm_card(folder: str | Path) -> dict[str, Any]:
@@ -361,4 +362,4 @@ def read_prm_card(folder: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise FileNotFoundError(f"{folder} has no {CARD_FILE}: it is not a finished train_prm folder (training "
                                 "was interrupted, or it is a PRM from elsewhere); retrain with train_prm")
-    return json.loads(path.read_text())
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -180,3 +180,33 @@ def test_exports_print_no_deprecation_warning(root: str, tmp_path, fmt: str) -> 
         result = run("sql", "SELECT * FROM problems", "--root", root, "--format", fmt, "-o", str(tmp_path / "o"))
     assert result.exit_code == 0, result.output
     assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] == []
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "table"])
+def test_exports_to_stdout_print_no_deprecation_warning(root: str, fmt: str) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run("sql", "SELECT * FROM problems ORDER BY 1", "--root", root, "--format", fmt)
+    assert result.exit_code == 0, result.output
+    assert "p0" in result.stdout
+    assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] == []
+
+
+NON_FINITE = ("SELECT 'nan'::DOUBLE AS x, ['inf'::FLOAT, 1.5] AS xs, {'v': '-inf'::DOUBLE, 's': 'NaN'} AS st, "
+              "MAP {'k': 'nan'::DOUBLE} AS m, union_value(d := 'inf'::DOUBLE)::UNION(d DOUBLE, s VARCHAR) AS u, "
+              "[{'w': 'nan'::DOUBLE}] AS nested, 2.5::DOUBLE AS ok, NULL::DOUBLE AS missing")
+
+
+def _refuse(word: str) -> None:
+    raise ValueError(f"{word} is not JSON")
+
+
+@pytest.mark.parametrize("args", [("--format", "json"), ("--format", "json", "-o"), ("--format", "table", "-o")])
+def test_json_exports_write_null_for_nan_and_infinities(root: str, tmp_path, args: tuple[str, ...]) -> None:
+    out = tmp_path / "out.json"
+    result = run("sql", NON_FINITE, "--root", root, *args, *([str(out)] if "-o" in args else []))
+    assert result.exit_code == 0, result.output
+    text = out.read_text() if "-o" in args else result.stdout
+    rows = [json.loads(line, parse_constant=_refuse) for line in text.splitlines()]  # strict JSON: no NaN
+    assert rows == [{"x": None, "xs": [None, 1.5], "st": {"v": None, "s": "NaN"}, "m": {"k": None}, "u": {"d": None},
+                     "nested": [{"w": None}], "ok": 2.5, "missing": None}]

@@ -118,6 +118,14 @@ def test_math_shepherd_refuses_a_problem_that_would_not_split_back(tmp_path):
         write_math_shepherd(numbered, tmp_path / "x.jsonl")
 
 
+def test_jsonl_exports_are_strict_json_with_null_for_nan(tmp_path):
+    rows = [{**HARD[0], "score": math.nan, "extra": [math.inf, 1.0]}]
+    path = write_trl_stepwise(rows, tmp_path / "train.jsonl")
+    strict = json.loads(path.read_text(encoding="utf-8"), parse_constant=lambda word: pytest.fail(f"{word} in JSON"))
+    assert strict["score"] is None and strict["extra"] == [None, 1.0]
+    assert read_trl_stepwise(path) == [{**HARD[0], "score": None, "extra": [None, 1.0]}]
+
+
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path, monkeypatch):
     path = write_trl_stepwise(HARD, tmp_path / "train.jsonl")
     before = path.read_bytes()
