@@ -54,14 +54,24 @@ def read_convention(folder: str | Path) -> StepTagConvention:
         raise ValueError(f"{path}: {err}; {_CONVENTION_FIX}") from None
 
 
+def custom_head(config: dict[str, Any], convention: StepTagConvention) -> bool:
+    """Whether the folder keeps its token-classification head in its own code (``auto_map`` names an AutoModel
+    and no AutoModelForTokenClassification), as Qwen2.5-Math-PRM does."""
+    auto_map = config.get("auto_map") or {}
+    return (convention.head == "token_classification" and "AutoModel" in auto_map
+            and "AutoModelForTokenClassification" not in auto_map)
+
+
 def read_model_config(folder: str | Path, convention: StepTagConvention) -> dict[str, Any]:
     """``folder/config.json``, checked: JSON, and a two-class head (``num_labels`` / ``id2label``) when the
-    convention reads a token-classification head, so a wrong head fails here, not at the first score."""
+    convention reads a transformers token-classification head, so a wrong head fails here, not at the first
+    score. A head in the folder's own code sets its size there (Qwen2.5-Math-PRM's has 2 outputs whatever its
+    config says; vLLM overrides its num_labels to 2 for the same reason), so it is not checked."""
     path = Path(folder) / "config.json"
     if not path.is_file():
         raise FileNotFoundError(f"{folder} has no config.json; point at a Hugging Face model folder")
     config = _read_object(path, "restore the model folder's config.json (save_pretrained writes it)")
-    if convention.head == "token_classification":
+    if convention.head == "token_classification" and not custom_head(config, convention):
         id2label = config.get("id2label")
         declared = {"num_labels": config.get("num_labels"),
                     "id2label": len(id2label) if isinstance(id2label, dict) else None}

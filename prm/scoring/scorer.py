@@ -15,7 +15,7 @@ from typing import Any
 
 from prm.format import CONVENTIONS, ContextOverflowError, EncodedSteps, StepTagConvention
 from prm.scoring.constants import DEFAULT_BATCH_SIZE, NO_TOKENIZER_LIMIT
-from prm.scoring.folder import read_convention, read_model_config
+from prm.scoring.folder import custom_head, read_convention, read_model_config
 from prm.scoring.layouts import encode_item
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -180,11 +180,12 @@ def load_prm(folder: str | Path, config: ScorerConfig | None = None, *,
             raise ValueError(f"unknown convention {convention!r}; known: {sorted(CONVENTIONS)}")
         convention = CONVENTIONS[convention]
     convention = convention or read_convention(folder)
-    auto_map = read_model_config(folder, convention).get("auto_map") or {}
+    model_config = read_model_config(folder, convention)
+    auto_map = model_config.get("auto_map") or {}
     if config.torch_threads:
         torch.set_num_threads(config.torch_threads)
     token_head = convention.head == "token_classification"
-    custom = token_head and "AutoModel" in auto_map and "AutoModelForTokenClassification" not in auto_map
+    custom = custom_head(model_config, convention)
     if custom and not config.trust_remote_code:
         raise ValueError(f"{folder} keeps its PRM head in custom code ({auto_map['AutoModel']}), as Qwen2.5-Math-PRM "
                          "does; read that code, then load with ScorerConfig(trust_remote_code=True)")

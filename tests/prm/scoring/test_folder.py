@@ -48,3 +48,13 @@ def test_a_config_that_is_not_json_is_named(folder: Path) -> None:
     (folder / "config.json").write_text("{")
     with pytest.raises(ValueError, match=r"config\.json:1: not JSON .*restore the model folder's config\.json"):
         load_prm(folder, CONFIG)
+
+
+def test_a_head_in_the_folders_own_code_is_not_held_to_num_labels(prm_folders: dict[str, Path], tmp_path: Path) -> None:
+    # Qwen2.5-Math-PRM's head code has 2 outputs whatever its config says (vLLM forces num_labels = 2 for it).
+    folder = shutil.copytree(prm_folders["qwen2.5-math-prm"], tmp_path / "qwen")
+    config = json.loads((folder / "config.json").read_text())
+    config |= {"num_labels": 1, "auto_map": {"AutoModel": "modeling_qwen2_rm.Qwen2ForProcessRewardModel"}}
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="custom code"):  # the next check, not the label count
+        load_prm(folder, CONFIG)
