@@ -17,6 +17,7 @@ from warehouse.admin_cli import history, maintain, migrate
 from warehouse.cli_options import fail, root_option
 from warehouse.config import ENV_VAR, default_root
 from warehouse.db import CONVENIENCE_VIEWS, connect
+from warehouse.delta import VersionVacuumed
 from warehouse.location import is_remote
 from warehouse.schemas import PARTITION_COLUMNS, PRIMARY_KEYS, TABLES
 from warehouse.strict_json import strict_json_source
@@ -57,9 +58,9 @@ def _open(root: str | None, versions: tuple[str, ...] = ()) -> duckdb.DuckDBPyCo
         fail(f"no warehouse at {root}", f"run `make demo` first or set --root / ${ENV_VAR}")
     try:
         return connect(root, versions=parse_versions(versions))
-    except (KeyError, SchemaVersionError) as exc:
+    except (KeyError, SchemaVersionError, VersionVacuumed) as exc:
         fail(str(exc).strip("'\""), "see `prm-warehouse history TABLE` for the versions a table has")
-    except Exception as exc:  # delta-rs: a version vacuumed away, an unreachable bucket
+    except Exception as exc:  # delta-rs: an unreachable bucket, a damaged table
         fail(f"cannot open the warehouse at {root}: {exc}", "check --root, --version and the AWS variables")
 
 

@@ -13,13 +13,15 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
+from pyarrow.fs import FileSelector, FileType
 
 from warehouse.constants import COMMIT_ATTEMPTS, DELTA_PARTITIONS
-from warehouse.location import storage_options
+from warehouse.location import filesystem, storage_options
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -38,14 +40,69 @@ def predicate(**equals: str) -> str:
     return " AND ".join(f"{col} = {quote(val)}" for col, val in equals.items())
 
 
+class VersionVacuumed(LookupError):
+    """A past version of a table whose files vacuum deleted (beyond the retention window): it cannot be read."""
+
+
 def open_table(uri: str, version: int | None = None) -> DeltaTable | None:
-    """The Delta table at ``uri`` (at ``version`` when given), or None when no table exists there yet."""
+    """The Delta table at ``uri`` (at ``version`` when given), or None when no table exists there yet. A
+    ``version`` whose files vacuum deleted raises :class:`VersionVacuumed`."""
     try:
-        return DeltaTable(uri, version=version, storage_options=storage_options(uri))
+        table = DeltaTable(uri, version=version, storage_options=storage_options(uri))
     except TableNotFoundError:
         if version is not None and DeltaTable.is_deltatable(uri, storage_options(uri)):
             raise
         return None
+    if version is not None:
+        _check_readable(uri, table, version)
+    return table
+
+
+def _check_readable(uri: str, table: DeltaTable, version: int) -> None:
+    """Raise :class:`VersionVacuumed` if files of ``table`` (``uri`` at ``version``) are gone, naming a newer
+    version whose files are all there (one listing of the table's folder, a few versions opened)."""
+    stored = _stored(uri)
+    missing = _missing(table, stored)
+    if not missing:
+        return
+    name = uri.rstrip("/").rsplit("/", 1)[-1]
+    readable = _newer_readable(uri, version, stored)
+    if readable is None:
+        raise VersionVacuumed(f"version {version} of table {name} lacks {missing} of its files and no newer version "
+                              "is whole: the table is damaged; restore its folder from a backup")
+    raise VersionVacuumed(f"version {version} of table {name} was vacuumed (beyond retention): {missing} of its "
+                          f"files are gone; read a newer version, e.g. version {readable}")
+
+
+def _stored(uri: str) -> set[str]:
+    """The paths of the files under the table at ``uri``, relative to it."""
+    fs, base = filesystem(uri)
+    infos = fs.get_file_info(FileSelector(base, recursive=True))
+    return {info.path[len(base) + 1:] for info in infos if info.type == FileType.File}
+
+
+def _missing(table: DeltaTable, stored: set[str]) -> int:
+    """How many data files of ``table``'s version are not in ``stored``."""
+    paths = pa.table(table.get_add_actions(flatten=False)).column("path").to_pylist()
+    return sum(unquote(path) not in stored for path in paths)
+
+
+def _newer_readable(uri: str, version: int, stored: set[str]) -> int | None:
+    """A whole version (its files all in ``stored``) after ``version``, found by bisection. Vacuum deletes the
+    files removed before its cutoff, so every version from the last such removal on is whole; an older one may be
+    whole too (nothing it held was removed before the cutoff), so the one found is not always the oldest."""
+    newest = DeltaTable(uri, storage_options=storage_options(uri)).version()
+
+    def whole(v: int) -> bool:
+        return not _missing(DeltaTable(uri, version=v, storage_options=storage_options(uri)), stored)
+
+    if newest <= version or not whole(newest):
+        return None
+    low, high = version + 1, newest  # high is whole
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if whole(middle) else (middle + 1, high)
+    return high
 
 
 def retry_commit(action: Callable[[], T], what: str) -> T:

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from warehouse import Warehouse, connect
 from warehouse.cli import main
+from warehouse.delta import VersionVacuumed
 from warehouse.maintenance import SAFE_RETENTION_HOURS, UnsafeRetention, maintain
 
 DAY = "2026-11-20"
@@ -253,3 +254,21 @@ def test_maintain_removes_old_staging_files_of_killed_writers(wh: Warehouse, spa
     assert maintain(wh, retention_hours=SAFE_RETENTION_HOURS)[0].files_vacuumed == 0
     assert wh.read("problems").num_rows == 5 + 200_000 * sum(
         c.get("writer") == "big" for c in wh.history("problems"))  # every committed write is whole
+
+
+def test_reading_a_vacuumed_version_says_so_and_names_a_readable_one(wh: Warehouse) -> None:
+    for tag in "abc":  # versions 0, 1, 2: each replaces the one before
+        wh.write("problems", _problems(tag), source="arith", day=DAY, replace=True)
+    maintain(wh, retention_hours=0, force=True)
+    vacuumed = r"^version {} of table problems was vacuumed \(beyond retention\): 1 of its files are gone; read a " \
+               r"newer version, e.g. version 2$"
+    with pytest.raises(VersionVacuumed, match=vacuumed.format(0)):
+        wh.read("problems", version=0)
+    with pytest.raises(VersionVacuumed, match=vacuumed.format(1)):
+        connect(wh.root, versions={"problems": 1})
+    assert wh.read("problems", version=2).column("question").to_pylist() == ["c"] * 5
+    out = CliRunner().invoke(main, ["sql", "SELECT count(*) FROM problems", "--root", wh.root,
+                                    "--version", "problems=0"])
+    assert out.exit_code == 1 and len(out.output.strip().splitlines()) == 1, out.output
+    assert out.output.startswith("Error: version 0 of table problems was vacuumed (beyond retention)"), out.output
+    assert "\x1b" not in out.output and "check the SQL" not in out.output
