@@ -29,6 +29,7 @@ from typing import Any
 
 import duckdb
 
+from prm.export.io import read_jsonl
 from prm.training.constants import META_FILE, ROWS_FILE, SOFT_THRESHOLD, SPLITS, TRUTH_METHOD
 from prm.training.rows import LABEL_KINDS, check_both_classes, check_label, check_rows, class_counts
 from prm.training.splits import stratified_splits
@@ -140,8 +141,7 @@ class TrainingSet:
         stats = meta["stats"]
         if stats.get("class_weights") is not None:
             stats["class_weights"] = tuple(stats["class_weights"])
-        with (folder / ROWS_FILE).open() as f:
-            rows = [json.loads(line) for line in f if line.strip()]
+        rows = read_jsonl(folder / ROWS_FILE)  # a damaged line is named with its file and number
         return TrainingSet(rows, TrainingSetConfig(**meta["config"]), TrainingSetStats(**stats),
                            meta.get("warehouse_versions") or {})
 

@@ -91,6 +91,14 @@ def test_weight_balance_sets_inverse_frequency_weights(labeled_wh: Warehouse) ->
     assert ts.stats.class_weights[0] > 1 > ts.stats.class_weights[1]  # bad steps are the rarer class here
 
 
+def test_a_damaged_saved_row_is_named_with_its_line(labeled_wh: Warehouse, tmp_path) -> None:
+    folder = build_training_set(labeled_wh.root, TrainingSetConfig(method="mc")).save(tmp_path / "ts")
+    lines = (folder / "rows.jsonl").read_text().splitlines()
+    (folder / "rows.jsonl").write_text("\n".join([lines[0], '{"prompt": ', *lines[2:]]) + "\n")
+    with pytest.raises(ValueError, match=r"rows\.jsonl:2"):
+        TrainingSet.load(folder)
+
+
 def test_save_and_load_round_trip(labeled_wh: Warehouse, tmp_path) -> None:
     ts = build_training_set(labeled_wh.root, TrainingSetConfig(method="mc", label_kind="soft", balance="weight"))
     back = TrainingSet.load(ts.save(tmp_path / "ts"))
