@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import re
+import signal
 import subprocess
 import textwrap
 import time
@@ -209,18 +210,18 @@ def test_files_vacuumed_counts_each_deleted_file_once(wh: Warehouse) -> None:
     assert counts == [1, 0, 0]  # the replaced file, deleted by the first run; its removal stays in the log
 
 
-# argv: root. Writes one batch large enough that its Parquet file stays staged (``<name>#<n>``) for a while.
+# argv: root. Writes batches large enough that each Parquet file stays staged (``<name>#<n>``) for a while, forever.
 _BIG_WRITER = textwrap.dedent(
     """
     import sys
     from warehouse import Warehouse
 
-    n = 200_000
+    n = 100_000
     cols = {"problem_id": [f"p{i}" for i in range(n)], "task": ["t"] * n, "split": ["s"] * n,
             "question": [f"what is {i} " * 12 for i in range(n)], "gold_answer": ["1"] * n}
     wh = Warehouse(sys.argv[1])
-    print("ready", flush=True)
-    wh.write("problems", cols, source="arith", day="2026-11-20", writer="big")
+    while True:
+        wh.write("problems", cols, source="arith", day="2026-11-20", writer="big")
     """
 )
 
@@ -229,21 +230,27 @@ def _staged(table: Path) -> set[Path]:
     return {p for p in table.rglob("*#*") if p.is_file()}
 
 
+def _kill_while_staging(writer: subprocess.Popen, table: Path, stops: int = 200) -> None:
+    """Freeze ``writer`` whenever a staging file is there, and SIGKILL it if the file still is once it stands
+    still (a kill then always lands mid-write); else let it go on, at most ``stops`` times."""
+    for _ in range(stops):
+        while not _staged(table):
+            assert writer.poll() is None, "the writer died on its own"
+        writer.send_signal(signal.SIGSTOP)
+        os.waitpid(writer.pid, os.WUNTRACED)  # returns once every thread of it has stopped
+        if _staged(table):
+            writer.kill()
+            writer.wait()
+            return
+        writer.send_signal(signal.SIGCONT)
+    raise AssertionError(f"the writer renamed its staging file before it stopped, {stops} times in a row")
+
+
 def test_maintain_removes_old_staging_files_of_killed_writers(wh: Warehouse, spawn) -> None:
     wh.write("problems", _problems("a"), source="arith", day=DAY)
     table = Path(wh.root) / "problems"
-    for _ in range(20):  # SIGKILL each writer as soon as a new staging file appears, until one was left behind
-        before = _staged(table)
-        writer = spawn(_BIG_WRITER, wh.root, stdout=subprocess.PIPE)
-        assert writer.stdout.readline().strip() == b"ready"
-        while writer.poll() is None:
-            if _staged(table) - before:
-                writer.kill()
-                writer.wait()
-        if _staged(table):
-            break
+    _kill_while_staging(spawn(_BIG_WRITER, wh.root), table)
     left = _staged(table)
-    assert left, "no kill landed while a file was staged"
     (done,) = maintain(wh, retention_hours=SAFE_RETENTION_HOURS)
     assert _staged(table) == left and done.files_vacuumed == 0  # young: may be a write in flight
     for path in left:
@@ -252,7 +259,7 @@ def test_maintain_removes_old_staging_files_of_killed_writers(wh: Warehouse, spa
     assert maintain(wh, retention_hours=SAFE_RETENTION_HOURS)[0].files_vacuumed == len(left)
     assert _staged(table) == set()
     assert maintain(wh, retention_hours=SAFE_RETENTION_HOURS)[0].files_vacuumed == 0
-    assert wh.read("problems").num_rows == 5 + 200_000 * sum(
+    assert wh.read("problems").num_rows == 5 + 100_000 * sum(
         c.get("writer") == "big" for c in wh.history("problems"))  # every committed write is whole
 
 
