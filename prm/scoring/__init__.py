@@ -1,7 +1,9 @@
 """Scoring steps with a PRM folder of any declared step-tag convention (this project's, Qwen2.5-Math-PRM's,
-Math-Shepherd's), one solution or padded batches, and the ``step_scores`` warehouse rows."""
+Math-Shepherd's), one solution or batches, by transformers or by vLLM's pooling runner, and the
+``step_scores`` warehouse rows."""
 
 from prm.scoring.scorer import PRMScorer, ScorerConfig, load_prm
+from prm.scoring.vllm_scorer import VLLMScorer
 from prm.scoring.warehouse_rows import score_rows_for_warehouse
 
-__all__ = ["PRMScorer", "ScorerConfig", "load_prm", "score_rows_for_warehouse"]
+__all__ = ["PRMScorer", "ScorerConfig", "VLLMScorer", "load_prm", "score_rows_for_warehouse"]

@@ -1,4 +1,5 @@
-"""Load a PRM folder with a declared step-tag convention and score steps, one solution or padded batches.
+"""Load a PRM folder with a declared step-tag convention and score steps, one solution or padded batches;
+:func:`load_prm` picks the engine (transformers here, vLLM in :mod:`prm.scoring.vllm_scorer`).
 
 ``score = softmax(logits)[1]`` at each tag for a two-class token-classification head (this project's PRMs,
 Qwen2.5-Math-PRM), ``softmax(logits[[good, bad]])[0]`` at each tag for a causal LM read through two tokens
@@ -8,95 +9,38 @@ attention mask, so a causal model's logits at every real position are those of t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from prm.format import CONVENTIONS, ContextOverflowError, EncodedSteps, StepTagConvention
-from prm.scoring.constants import DEFAULT_BATCH_SIZE, NO_TOKENIZER_LIMIT
+from prm.format import CONVENTIONS, EncodedSteps, StepTagConvention
+from prm.scoring.base import StepScorer, candidate_ids, context_of
+from prm.scoring.config import DTYPES, ScorerConfig, resolve_dtype
+from prm.scoring.constants import DEFAULT_BATCH_SIZE
 from prm.scoring.folder import custom_head, read_convention, read_model_config
-from prm.scoring.layouts import encode_item
 
-DTYPES = ("auto", "float32", "bfloat16", "float16")
-
-
-@dataclass(frozen=True)
-class ScorerConfig:
-    """How a PRM is loaded and run.
-
-    >>> ScorerConfig(batch_size=0)
-    Traceback (most recent call last):
-    ...
-    ValueError: batch_size=0 must be >= 1 (1 scores one solution per forward pass)
-    """
-
-    batch_size: int = DEFAULT_BATCH_SIZE  # solutions per forward pass (see constants.py)
-    device: str | None = None  # None: "cuda" when available, else "cpu"
-    dtype: str = "auto"  # auto: bfloat16 on CUDA (the public PRMs ship bf16), float32 on CPU (exact; CPU bf16 is slow)
-    torch_threads: int | None = None  # torch.set_num_threads when set (process-wide); None keeps torch's default
-    max_length: int | None = None  # None: the model's max_position_embeddings, capped by the tokenizer's limit
-    trust_remote_code: bool = False  # Qwen2.5-Math-PRM ships its head as code in the folder: opt in after reading it
-
-    def __post_init__(self) -> None:
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size={self.batch_size} must be >= 1 (1 scores one solution per forward pass)")
-        if self.dtype not in DTYPES:
-            raise ValueError(f"dtype={self.dtype!r} must be one of {DTYPES}")
-        if self.torch_threads is not None and self.torch_threads < 1:
-            raise ValueError(f"torch_threads={self.torch_threads} must be >= 1, or None for torch's default")
-        if self.max_length is not None and self.max_length < 2:
-            raise ValueError(f"max_length={self.max_length} leaves no room for a step and its tag")
+__all__ = ["DTYPES", "PRMScorer", "ScorerConfig", "load_prm"]
 
 
-class PRMScorer:
-    """A loaded PRM: :meth:`score_steps` for one solution, :meth:`score_batch` for many.
+class PRMScorer(StepScorer):
+    """A PRM run by transformers in this process: :meth:`score_steps` for one solution, :meth:`score_batch`
+    for many (right-padded batches of ``config.batch_size``, default ``DEFAULT_BATCH_SIZE``).
 
     Build it with :func:`load_prm`; the constructor takes a model and tokenizer already in memory.
     """
 
+    engine = "transformers"
+    default_batch = DEFAULT_BATCH_SIZE
+
     def __init__(self, model: Any, tokenizer: Any, convention: StepTagConvention,
                  config: ScorerConfig | None = None, folder: str | Path | None = None) -> None:
-        self.model, self.tokenizer, self.convention = model, tokenizer, convention
-        self.config = config or ScorerConfig()
-        self.folder = Path(folder) if folder is not None else None
+        config = config or ScorerConfig()
+        context = config.max_length or context_of(model.config, tokenizer)
+        super().__init__(tokenizer, convention, config, folder, context)
+        self.model = model
         self.device = next(model.parameters()).device
-        self.max_length = self.config.max_length or _context_of(model, tokenizer)
         self.pad_id = next((t for t in (tokenizer.pad_token_id, tokenizer.eos_token_id) if t is not None), 0)
-        self.candidate_ids = _candidate_ids(tokenizer, convention) if convention.head == "lm_tokens" else None
-
-    def encode(self, problem: str, steps: Sequence[str]) -> EncodedSteps:
-        """The ids the PRM reads and the positions of the step tags (raises ContextOverflowError)."""
-        return encode_item(self.tokenizer, self.convention, problem, steps, self.max_length)
-
-    def score_steps(self, problem: str, steps: Sequence[str]) -> list[float]:
-        """P(step is good) for every step, in order; ``[]`` for no steps."""
-        return self.score_batch([(problem, steps)], batch_size=1)[0]
-
-    def score_batch(self, items: Sequence[tuple[str, Sequence[str]]],
-                    batch_size: int | None = None) -> list[list[float]]:
-        """:meth:`score_steps` of every ``(problem, steps)``, in order, in padded batches of similar length.
-
-        Raises :class:`ContextOverflowError` naming the item when one does not fit the context.
-        """
-        encoded: list[EncodedSteps | None] = []
-        for i, (problem, steps) in enumerate(items):
-            if not steps:
-                encoded.append(None)
-                continue
-            try:
-                encoded.append(self.encode(problem, list(steps)))
-            except ContextOverflowError as err:
-                raise ContextOverflowError(f"item {i} (problem {problem[:40]!r}): {err}") from None
-        scores: list[list[float]] = [[] for _ in items]
-        # Longest first, so each batch pads to a similar length and an out-of-memory error shows up at once.
-        order = sorted((i for i, e in enumerate(encoded) if e is not None), key=lambda i: -len(encoded[i].input_ids))
-        size = batch_size or self.config.batch_size
-        for start in range(0, len(order), size):
-            chunk = order[start : start + size]
-            for i, row in zip(chunk, self._forward([encoded[i] for i in chunk]), strict=True):
-                scores[i] = row
-        return scores
+        self.candidate_ids = candidate_ids(tokenizer, convention) if convention.head == "lm_tokens" else None
 
     def _forward(self, batch: list[EncodedSteps]) -> list[list[float]]:
         import torch
@@ -131,37 +75,14 @@ class PRMScorer:
         return out_rows
 
 
-def _context_of(model: Any, tokenizer: Any) -> int | None:
-    limits = [getattr(model.config, name, None) for name in ("max_position_embeddings", "n_positions")]
-    limits.append(getattr(tokenizer, "model_max_length", None))
-    real = [int(x) for x in limits if isinstance(x, int) and 0 < x < NO_TOKENIZER_LIMIT]
-    return min(real) if real else None
-
-
-def _candidate_ids(tokenizer: Any, convention: StepTagConvention) -> list[int]:
-    """[good id, bad id]: each token alone, which for Math-Shepherd's SentencePiece tokenizer gives the card's
-    ``tokenizer.encode("+ -")[1:]`` (each piece carries its word-boundary marker either way)."""
-    ids = []
-    for token in (convention.good_token, convention.bad_token):
-        found = tokenizer(token, add_special_tokens=False)["input_ids"]
-        if len(found) != 1:
-            raise ValueError(f"the tokenizer encodes {token!r} to {len(found)} tokens; an lm_tokens PRM reads one "
-                             "logit per mark, so both marks must be single tokens of its vocabulary")
-        ids.append(found[0])
-    return ids
-
-
-def _torch_dtype(name: str, device: str) -> Any:
-    import torch
-
-    if name == "auto":
-        return torch.bfloat16 if device.startswith("cuda") else torch.float32
-    return getattr(torch, name)
-
-
 def load_prm(folder: str | Path, config: ScorerConfig | None = None, *,
-             convention: str | StepTagConvention | None = None) -> PRMScorer:
+             convention: str | StepTagConvention | None = None, engine: str | None = None) -> StepScorer:
     """Load the PRM in ``folder`` under the convention its ``prm_convention.json`` declares.
+
+    ``engine`` ("transformers" or "vllm") overrides ``config.engine``: transformers runs the model in this
+    process (:class:`PRMScorer`); vllm runs vLLM's pooling runner in a worker process
+    (:class:`prm.scoring.vllm_scorer.VLLMScorer`; ``close()`` it, or use it as a context manager). Both read
+    the same token ids at the same tag positions.
 
     ``convention`` (a name of ``CONVENTIONS`` or a StepTagConvention) overrides the file, for a downloaded
     public PRM whose folder you would rather not write into. A folder with neither raises
@@ -170,10 +91,9 @@ def load_prm(folder: str | Path, config: ScorerConfig | None = None, *,
     A head whose weights the folder lacks (a plain causal LM declared as token classification) raises
     instead of scoring with a random head.
     """
-    import torch
-    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForTokenClassification, AutoTokenizer
-
     config = config or ScorerConfig()
+    if engine is not None:
+        config = replace(config, engine=engine)
     folder = Path(folder)
     if isinstance(convention, str):
         if convention not in CONVENTIONS:
@@ -181,6 +101,18 @@ def load_prm(folder: str | Path, config: ScorerConfig | None = None, *,
         convention = CONVENTIONS[convention]
     convention = convention or read_convention(folder)
     model_config = read_model_config(folder, convention)
+    if config.engine == "vllm":
+        from prm.scoring.vllm_scorer import load_vllm_prm
+
+        return load_vllm_prm(folder, convention, model_config, config)
+    return _load_transformers(folder, convention, model_config, config)
+
+
+def _load_transformers(folder: Path, convention: StepTagConvention, model_config: dict[str, Any],
+                       config: ScorerConfig) -> PRMScorer:
+    import torch
+    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForTokenClassification, AutoTokenizer
+
     auto_map = model_config.get("auto_map") or {}
     if config.torch_threads:
         torch.set_num_threads(config.torch_threads)
@@ -191,8 +123,9 @@ def load_prm(folder: str | Path, config: ScorerConfig | None = None, *,
                          "does; read that code, then load with ScorerConfig(trust_remote_code=True)")
     model_cls = AutoModel if custom else AutoModelForTokenClassification if token_head else AutoModelForCausalLM
     device = config.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    model, info = model_cls.from_pretrained(str(folder), dtype=_torch_dtype(config.dtype, device),
-                                            trust_remote_code=config.trust_remote_code, output_loading_info=True)
+    dtype = getattr(torch, resolve_dtype(config.dtype, device))
+    model, info = model_cls.from_pretrained(str(folder), dtype=dtype, trust_remote_code=config.trust_remote_code,
+                                            output_loading_info=True)
     missing = sorted(info.get("missing_keys") or [])
     if missing:
         raise ValueError(f"{folder}: no weights for {missing[:3]}{'...' if len(missing) > 3 else ''}, so "
