@@ -5,6 +5,7 @@ Never imports dagster.
 
 from warehouse.config import default_root
 from warehouse.db import connect
+from warehouse.delta import VersionVacuumed
 from warehouse.schemas import PRIMARY_KEYS, SCHEMA_VERSION, TABLES
 from warehouse.store import Warehouse, WriteResult, new_run_id, today
 from warehouse.validate import SchemaError
@@ -14,6 +15,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "TABLES",
     "SchemaError",
+    "VersionVacuumed",
     "Warehouse",
     "WriteResult",
     "connect",
