@@ -5,26 +5,33 @@ import dagster as dg
 from assets.metadata import md_table
 from pipelines.resources import WarehouseResource
 from warehouse.constants import VACUUM_RETENTION_HOURS
-from warehouse.maintenance import maintain_table
+from warehouse.maintenance import UnsafeRetention, check_retention, maintain_table
 
 WEEKLY_CRON = "0 4 * * 0"  # Sundays 04:00 UTC: after the nightly refresh (02:00) has finished
 
 
 class MaintenanceConfig(dg.Config):
-    """Vacuum keeps files removed less than ``retention_hours`` ago (time travel reaches that far back); shorter
-    than the longest write is unsafe while writers run (their uncommitted files look unreferenced)."""
+    """Vacuum keeps files removed less than ``retention_hours`` ago (time travel reaches that far back). A retention
+    below ``warehouse.maintenance.SAFE_RETENTION_HOURS`` is refused unless ``force`` (readers of older versions
+    may then fail); files no commit references yet are never vacuumed younger than that floor, forced or not."""
 
     retention_hours: int = VACUUM_RETENTION_HOURS
     dry_run: bool = False
+    force: bool = False
 
 
 @dg.op(description="Compact small files, vacuum unreferenced ones and checkpoint the log, table by table.")
 def maintain_warehouse(context: dg.OpExecutionContext, config: MaintenanceConfig,
                        warehouse: WarehouseResource) -> dg.Output[int]:
+    try:
+        check_retention(config.retention_hours, config.force)
+    except UnsafeRetention as exc:
+        raise dg.Failure(description=str(exc)) from None
     wh = warehouse.get()
     done = []
     for i, table in enumerate(wh.tables(), 1):
-        result = maintain_table(wh, table, retention_hours=config.retention_hours, dry_run=config.dry_run)
+        result = maintain_table(wh, table, retention_hours=config.retention_hours, dry_run=config.dry_run,
+                                force=config.force)
         context.log.info(f"[{i}/{len(wh.tables())}] {table}: {result or 'never written'}")
         if result is not None:
             done.append(result.as_row())

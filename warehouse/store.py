@@ -37,10 +37,19 @@ _PARTITION_VALUE = re.compile(r"^[A-Za-z0-9-](?:[A-Za-z0-9_.-]*[A-Za-z0-9-])?$")
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
+def is_partition_value(value: object) -> bool:
+    """Whether ``value`` names a partition folder as it is (the rule of ``_PARTITION_VALUE``).
+
+    >>> is_partition_value("my-data_v2"), is_partition_value("a/b"), is_partition_value("data_")
+    (True, False, False)
+    """
+    return isinstance(value, str) and bool(_PARTITION_VALUE.match(value))
+
+
 def _partition_value(value: str, what: str) -> str:
     """``value`` if it can name a partition folder as it is; a value that would have to be altered (``a/b``
     stored as ``a_b`` would merge with source ``a_b``) is refused."""
-    if not isinstance(value, str) or not _PARTITION_VALUE.match(value):
+    if not is_partition_value(value):
         raise ValueError(f"{what} {value!r} cannot name a partition: use only letters, digits, '_', '-' and '.', "
                          "not starting or ending with '.' or '_' (e.g. 'gsm8k', 'my-data_v2')")
     return value

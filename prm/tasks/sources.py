@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,7 @@ from prm.format import join_steps
 from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, generate_problems
 from prm.tasks.datasets import FILE_SUFFIXES, LoadedProblems, load_problems
 from prm.tasks.records import ProblemRecord
+from warehouse.store import is_partition_value
 
 
 def arithmetic_record(problem: ArithmeticProblem, config: ArithmeticConfig, seed: int, split: str) -> ProblemRecord:
@@ -63,8 +63,18 @@ def generate_arithmetic(config: ArithmeticSourceConfig, seed: int) -> list[Probl
 
 
 BUILTIN_SOURCES: tuple[str, ...] = ("arith", "logic")
-# A source name is a Dagster partition key and a warehouse folder: no separators, spaces or leading dot.
-SOURCE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# A source name is a Dagster partition key and a warehouse partition folder (warehouse.store.is_partition_value),
+# at most this long, starting with a letter or digit.
+MAX_SOURCE_CHARS = 64
+
+
+def is_source_name(name: str) -> bool:
+    """Whether ``name`` can name a dropped-in source.
+
+    >>> is_source_name("gsm8k"), is_source_name("mydata_"), is_source_name("-x"), is_source_name("a/b")
+    (True, False, False, False)
+    """
+    return len(name) <= MAX_SOURCE_CHARS and name[:1].isalnum() and is_partition_value(name)
 
 
 def day_seed(day: str, seed: int) -> int:
@@ -160,9 +170,10 @@ def scan_inbox(inbox: Path) -> InboxScan:
     candidates = [p for p in inbox.iterdir() if p.suffix in FILE_SUFFIXES]
     for path in sorted(candidates, key=lambda p: (p.stem, FILE_SUFFIXES.index(p.suffix))):
         source = path.stem
-        if not SOURCE_NAME.match(source):
+        if not is_source_name(source):
             refused[path.name] = (f"ignoring {path.name}: name it <source>{path.suffix} with letters, digits, "
-                                  "'_', '-', '.' (64 at most, not starting with '.', '_' or '-')")
+                                  f"'_', '-', '.' ({MAX_SOURCE_CHARS} at most, starting with a letter or digit, not "
+                                  "ending with '.' or '_')")
         elif source in BUILTIN_SOURCES:
             refused[path.name] = (f"ignoring {path.name}: {source!r} is a built-in source (generated, never read "
                                   f"from the inbox); rename the file, e.g. to {source}_data{path.suffix}")

@@ -62,3 +62,12 @@ def test_rejected_and_repeated_rows_show_in_the_problems_metadata(instance, reso
     assert checks["problems_ids_unique"] and checks["problems_gold_answers"]
     rows = connect(resource.get().root).execute("SELECT task, gold_answer FROM problems").fetchall()
     assert rows == [("gsm8k", "5")]
+
+
+def test_a_file_name_the_warehouse_cannot_store_as_a_source_is_refused(tmp_path) -> None:
+    for name in ("mydata_.jsonl", "mydata..jsonl", "-x.jsonl", "ok-name.jsonl"):
+        (tmp_path / name).write_text(json.dumps({"question": "q", "answer": "#### 1"}) + "\n")
+    scan = scan_inbox(tmp_path)
+    assert sorted(scan.refused) == ["-x.jsonl", "mydata..jsonl", "mydata_.jsonl"]
+    assert all("not ending with '.' or '_'" in why for why in scan.refused.values())
+    assert [f.source for f in scan.files] == ["ok-name"]

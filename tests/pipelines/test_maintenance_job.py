@@ -25,3 +25,18 @@ def test_the_maintenance_job_compacts_every_written_table(instance, resource) ->
 def test_the_weekly_schedule_runs_the_maintenance_job() -> None:
     schedule = defs.resolve_schedule_def("weekly_maintenance")
     assert schedule.job_name == "maintenance" and schedule.cron_schedule == WEEKLY_CRON
+
+
+def test_a_retention_below_the_safe_floor_fails_the_run_with_what_to_do_unless_forced(instance, resource) -> None:
+    wh = resource.get()
+    wh.write("problems", [{"problem_id": "p", "task": "t", "split": "s", "question": "q", "gold_answer": "1"}],
+             source="arith", day="2026-11-20")
+    job = defs.resolve_job_def("maintenance")
+    config = {"ops": {"maintain_warehouse": {"config": {"retention_hours": 0}}}}
+    refused = job.execute_in_process(instance=instance, run_config=config, raise_on_error=False)
+    assert not refused.success
+    (failure,) = [e for e in refused.all_events if e.is_step_failure]
+    assert "below the safe floor" in failure.event_specific_data.error.message
+    config["ops"]["maintain_warehouse"]["config"]["force"] = True
+    assert job.execute_in_process(instance=instance, run_config=config).success
+    assert connect(wh.root).execute("SELECT count(*) FROM problems").fetchone() == (1,)
