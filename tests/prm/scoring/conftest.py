@@ -54,13 +54,14 @@ def char_tokenizer(*, bos: bool, specials: list[str] = (), added: list[str] = ()
 
 
 def _config(cls, tok, **extra):
-    return cls(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-               num_key_value_heads=2, max_position_embeddings=CONTEXT, initializer_range=0.5,
-               pad_token_id=tok.pad_token_id, **extra)
+    sizes = {"hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2} | extra
+    return cls(vocab_size=len(tok), num_hidden_layers=2, max_position_embeddings=CONTEXT, initializer_range=0.5,
+               pad_token_id=tok.pad_token_id, **sizes)
 
 
-def build_prm(kind: str, folder: Path, *, with_convention: bool = True) -> Path:
-    """Save a tiny PRM of ``kind`` (a CONVENTIONS name, or "causal-as-token-classification") into ``folder``."""
+def build_prm(kind: str, folder: Path, *, with_convention: bool = True, **sizes) -> Path:
+    """Save a tiny PRM of ``kind`` (a CONVENTIONS name, or "causal-as-token-classification") into ``folder``;
+    ``sizes`` override the model config's (vLLM's CPU attention needs a head size of 32 or more)."""
     import torch
     from transformers import (
         LlamaConfig,
@@ -73,16 +74,16 @@ def build_prm(kind: str, folder: Path, *, with_convention: bool = True) -> Path:
     torch.manual_seed(0)
     if kind == "prm-pipeline":
         tok = char_tokenizer(bos=True)
-        model = LlamaForTokenClassification(_config(LlamaConfig, tok, num_labels=2))
+        model = LlamaForTokenClassification(_config(LlamaConfig, tok, num_labels=2, **sizes))
     elif kind == "qwen2.5-math-prm":
         tok = char_tokenizer(bos=False, specials=QWEN_SPECIALS, chat_template=QWEN_TEMPLATE)
-        model = Qwen2ForTokenClassification(_config(Qwen2Config, tok, num_labels=2))
+        model = Qwen2ForTokenClassification(_config(Qwen2Config, tok, num_labels=2, **sizes))
     elif kind == "math-shepherd":
         tok = char_tokenizer(bos=True, added=["ки"])
-        model = LlamaForCausalLM(_config(LlamaConfig, tok))
+        model = LlamaForCausalLM(_config(LlamaConfig, tok, **sizes))
     elif kind == "causal-as-token-classification":
         tok = char_tokenizer(bos=True)
-        model = LlamaForCausalLM(_config(LlamaConfig, tok))
+        model = LlamaForCausalLM(_config(LlamaConfig, tok, **sizes))
         kind = "prm-pipeline"
     else:
         raise ValueError(kind)
