@@ -187,13 +187,12 @@ def evaluate_processbench(val: Sequence[ScoredSolution], test: Sequence[ScoredSo
     >>> r.threshold, r.val_f1, r.first_error_acc, r.correct_acc
     (0.375, 1.0, 1.0, 1.0)
     """
-    chosen_on = "fixed" if threshold is not None else _cannot_choose(val) or "validation"
     if threshold is not None:
-        chosen = threshold
-    elif chosen_on == "validation":
-        chosen = choose_threshold(val, grid)
+        chosen, chosen_on = threshold, "fixed"
+    elif (why := _cannot_choose(val)) is None:
+        chosen, chosen_on = choose_threshold(val, grid), "validation"
     else:
-        chosen = UNCHOSEN_THRESHOLD
+        chosen, chosen_on = UNCHOSEN_THRESHOLD, why
     val_f1 = processbench_f1(*_predictions(val, chosen))
     preds, truth = _predictions(test, chosen)
     fe_acc, ok_acc = first_error_accuracies(preds, truth)
