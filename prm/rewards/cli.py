@@ -9,7 +9,14 @@ from pathlib import Path
 import click
 
 from prm.rewards.config import SHAPING_NAMES, RewardConfig
-from prm.rewards.constants import DEFAULT_ETA, DEFAULT_OUTCOME_WEIGHT, DEFAULT_TEMPERATURE
+from prm.rewards.constants import (
+    DEFAULT_ETA,
+    DEFAULT_MAX_CHARS_PER_TOKEN,
+    DEFAULT_OUTCOME_WEIGHT,
+    DEFAULT_PACE,
+    DEFAULT_TEMPERATURE,
+)
+from prm.rewards.http_limits import HttpLimits
 
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("auto", "float32", "bfloat16", "float16")  # prm.scoring.scorer.DTYPES, without importing torch for --help
@@ -69,10 +76,25 @@ def server_dtype(dtype: str, device: str) -> str:
                    f"{CPU_FORWARD_BATCH} on CPU).")
 @click.option("--max-wait-ms", type=float, default=10.0, show_default=True,
               help="How long the first queued completion waits for others to share its forward pass.")
-@click.option("--max-body-bytes", type=int, default=1 << 20, show_default=True, help="Larger bodies get a 413.")
+@click.option("--max-body-bytes", type=int, default=HttpLimits.max_body_bytes, show_default=True,
+              help="Larger bodies get a 413.")
+@click.option("--max-inflight-body-bytes", type=int, default=HttpLimits.max_inflight_body_bytes, show_default=True,
+              help="Bytes of request bodies read or served at once; the next body waits unread (bounds memory).")
+@click.option("--max-header-bytes", type=int, default=HttpLimits.max_header_bytes, show_default=True,
+              help="A larger request line + headers gets a 431 and the connection closed.")
+@click.option("--read-timeout", type=float, default=HttpLimits.read_timeout_s, show_default=True,
+              help="Seconds a client has to send a whole request; then a 408 and the connection closed.")
+@click.option("--max-connections", type=int, default=HttpLimits.max_connections, show_default=True,
+              help="Open connections; one more is closed when accepted (lowered to fit ulimit -n).")
 @click.option("--max-samples", type=int, default=256, show_default=True, help="Queries per /get_reward request.")
 @click.option("--max-steps", type=int, default=1024, show_default=True,
               help="Completions with more steps get the no-step reward without being scored.")
+@click.option("--max-chars-per-token", type=int, default=DEFAULT_MAX_CHARS_PER_TOKEN, show_default=True,
+              help="Prompt + steps longer than this many characters per token of PRM context count as past the "
+                   "context without being tokenized.")
+@click.option("--pace", type=float, default=DEFAULT_PACE, show_default=True,
+              help="A sample is answered no sooner than this many times the CPU it cost (0: off), so a client "
+                   "padding its requests waits for its padding.")
 @click.option("--device", type=click.Choice(DEVICES), default="auto", show_default=True,
               help="auto: cuda when available, else cpu.")
 @click.option("--dtype", type=click.Choice(DTYPES), default="auto", show_default=True,
@@ -84,8 +106,9 @@ def server_dtype(dtype: str, device: str) -> str:
               show_default=True)
 def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: float, eta: float, prof_filter: bool,
           host: str, port: int, max_batch: int, forward_batch: int | None, max_wait_ms: float, max_body_bytes: int,
-          max_samples: int, max_steps: int, device: str, dtype: str, threads: int | None, trust_remote_code: bool,
-          log_level: str) -> None:
+          max_inflight_body_bytes: int, max_header_bytes: int, read_timeout: float, max_connections: int,
+          max_samples: int, max_steps: int, max_chars_per_token: int, pace: float, device: str, dtype: str,
+          threads: int | None, trust_remote_code: bool, log_level: str) -> None:
     """Serve the PRM in --model over HTTP until interrupted.
 
     Endpoints: POST /get_reward (OpenRLHF --remote_rm_url), POST /score (verl compute_score),
@@ -102,8 +125,12 @@ def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: flo
 
         reward = RewardConfig(shaping=shaping, outcome_weight=outcome_weight, temperature=temperature, eta=eta,
                               prof_filter=prof_filter)
+        http = HttpLimits(max_body_bytes=max_body_bytes, max_inflight_body_bytes=max_inflight_body_bytes,
+                          max_header_bytes=max_header_bytes, read_timeout_s=read_timeout,
+                          max_connections=max_connections)
         config = ServerConfig(reward=reward, batching=BatchingConfig(max_batch=max_batch, max_wait_ms=max_wait_ms),
-                              max_body_bytes=max_body_bytes, max_samples=max_samples, max_steps=max_steps)
+                              http=http, max_samples=max_samples, max_steps=max_steps,
+                              max_chars_per_token=max_chars_per_token, pace=pace)
         from prm.scoring import ScorerConfig
 
         resolved = _device(device)
@@ -130,6 +157,7 @@ def run_server(model_dir: Path, config, scorer_config, *, host: str, port: int, 
     """Build the app over ``model_dir`` and serve it with uvicorn in this thread (the model loads meanwhile)."""
     import uvicorn
 
+    from prm.rewards.http_limits import uvicorn_config
     from prm.rewards.server import RewardEngine, create_app
     from prm.scoring import load_prm
 
@@ -137,7 +165,8 @@ def run_server(model_dir: Path, config, scorer_config, *, host: str, port: int, 
     app = create_app(engine, model_name=str(model_dir))
     click.echo(f"prm-reward: serving {model_dir} on http://{host}:{port} (GET /ready answers 200 once loaded)",
                err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=10)
+    uvicorn.Server(uvicorn_config(app, config.http, host=host, port=port, log_level=log_level,
+                                  timeout_graceful_shutdown=10)).run()
 
 
 if __name__ == "__main__":

@@ -19,13 +19,18 @@ Endpoints (all JSON; request-level problems are a 4xx with a ``detail`` message,
   "score"}], "extras", "error"}``). A completion /score gives the no-step reward without scoring it (over
   ``max_steps``, a scoring error) gets the same reward here, ``"scored": false``, no steps and the reason in
   ``error``.
-* ``GET /health`` (the process serves; batching counters) and ``GET /ready`` (200 once the model is
-  loaded, 503 while loading or after a failed load).
+* ``GET /health`` (the process serves; batching counters, request-body bytes in service and bodies waiting
+  to be read) and ``GET /ready`` (200 once the model is loaded, 503 while loading or after a failed load).
 
 Rewards are computed by :class:`prm.rewards.rewarder.Rewarder`, the code the TRL/verl/OpenRLHF adapters
 run, so the server and the adapters agree. Each sample runs in a thread of its own; its PRM forward passes
 go through one worker thread (:class:`~prm.rewards.batching.DynamicBatcher`), where concurrent samples
 share them, and the event loop stays free for parsing and health checks.
+
+A hostile or broken client costs the others little: :mod:`prm.rewards.http_limits` bounds what it may send
+and hold (body, headers, time to send, connections, bodies in service); a completion past the PRM's context
+is fitted in its own thread and never fails a batch; and a sample's reply waits ``ServerConfig.pace`` times
+what it cost, so padding costs its sender time instead of costing everyone throughput.
 """
 
 from __future__ import annotations
@@ -46,10 +51,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
+from prm.format import ContextOverflowError
 from prm.rewards.adapters.messages import problem_text
 from prm.rewards.adapters.openrlhf import remote_payload
 from prm.rewards.batching import BatchingConfig, DynamicBatcher
 from prm.rewards.config import RewardConfig
+from prm.rewards.constants import DEFAULT_MAX_CHARS_PER_TOKEN, DEFAULT_PACE
+from prm.rewards.http_limits import BodyLimit, ByteBudget, HttpLimits, uvicorn_config
 from prm.rewards.outcome import outcome_rewards
 from prm.rewards.rewarder import Rewarder, ScoredCompletion
 
@@ -70,9 +78,7 @@ class ServerConfig:
 
     reward: RewardConfig = field(default_factory=RewardConfig)  # shaping, outcome mix, PROF filter, pad texts
     batching: BatchingConfig = field(default_factory=BatchingConfig)  # max_batch 64, max_wait_ms 10
-    # Request bodies above this get a 413. 1 MiB holds a 32k-token completion with its prompt (~130 kB of
-    # text) several times over, so only a broken or hostile client reaches it.
-    max_body_bytes: int = 1 << 20
+    http: HttpLimits = field(default_factory=HttpLimits)  # body 1 MiB, headers 64 KiB, 30 s to send, 1024 clients
     # Samples per /get_reward request: OpenRLHF sends one; 256 leaves room for a client that sends a whole
     # GRPO group (or a benchmark) while bounding the work one request can queue.
     max_samples: int = 256
@@ -80,13 +86,25 @@ class ServerConfig:
     # four tokens; a completion with more is degenerate (a policy padding steps) and gets the no-step reward
     # without being tokenized.
     max_steps: int = 1024
+    # Prompt + steps longer than this many characters per token of PRM context are past it without being
+    # tokenized (see the constant's reason).
+    max_chars_per_token: int = DEFAULT_MAX_CHARS_PER_TOKEN
+    # A sample's reply is sent no sooner than this many times what the sample cost: the CPU time of its thread
+    # (stripping, segmenting, tokenizing, grading), plus the forward pass of a completion past the PRM's
+    # context. A client that pads its requests waits for its padding instead of taking others' turns: sending
+    # one request after another, it gets at most 1 / (1 + pace) of a CPU (and of the PRM, past the context).
+    # An honest sample costs ~1 ms of its thread, less than 1/pace of its batching wait, so it is not slowed.
+    # 0 turns pacing off.
+    pace: float = DEFAULT_PACE
 
     def __post_init__(self) -> None:
-        bounds = {"max_body_bytes": "bytes per request body", "max_samples": "samples per request",
-                  "max_steps": "steps scored per completion"}
+        bounds = {"max_samples": "samples per request", "max_steps": "steps scored per completion",
+                  "max_chars_per_token": "characters per token of context"}
         for name, what in bounds.items():
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)} must be >= 1 ({what})")
+        if not (math.isfinite(self.pace) and self.pace >= 0):
+            raise ValueError(f"pace={self.pace} must be a finite number >= 0 (0 turns pacing off)")
 
     @property
     def needs_gold(self) -> bool:
@@ -125,21 +143,34 @@ class _NoSteps:
 
 class _Batched:
     """What one request's :class:`Rewarder` sees as its PRM: ``score_batch`` queues the items on the engine's
-    batcher (so concurrent requests share forward passes) and waits; a completion over ``max_steps`` is not
-    queued and gets no scores (the no-step reward), with the reason kept in :attr:`error`."""
+    batcher (so concurrent requests share forward passes) and waits. Before queueing, each item is encoded here,
+    in the request's thread: one past the PRM's context raises ContextOverflowError (step_rewards_batch then
+    finds the prefix that fits through :meth:`encode` and scores that), and text the tokenizer refuses raises
+    its own error, so neither ever fails a batch of other requests' items. A completion over ``max_steps`` is
+    not queued and gets no scores (the no-step reward), with the reason kept in :attr:`error`."""
 
     def __init__(self, engine: RewardEngine) -> None:
         self.engine, self.error = engine, None
+        self.past_context = False  # some completion did not fit the PRM's context
+        self.forward_s = 0.0  # seconds spent waiting for the forward passes of such a completion's prefix
 
     def score_batch(self, items: Sequence[tuple[str, Sequence[str]]], batch_size: int | None = None) -> list[list]:
         engine, cap = self.engine, self.engine.config.max_steps
-        futures = []
+        queued = []
         for problem, steps in items:
             if len(steps) > cap:
                 self.error = (f"{len(steps)} steps is over this server's limit of {cap} per completion "
                               "(--max-steps); given the reward of a completion with no steps")
                 logger.warning("unscored completion: %s", self.error)
-            futures.append(engine.batcher.submit((problem, list(steps))) if 0 < len(steps) <= cap else None)
+            elif steps:
+                try:
+                    self.encode(problem, steps)
+                except ContextOverflowError:
+                    self.past_context = True
+                    raise
+            queued.append((problem, list(steps)) if 0 < len(steps) <= cap else None)
+        started = time.perf_counter()
+        futures = [None if item is None else engine.batcher.submit(item) for item in queued]
         rows = []
         for future in futures:
             try:
@@ -151,12 +182,24 @@ class _Batched:
             if not all(math.isfinite(x) for x in row):
                 raise ValueError(f"the PRM returned non-finite step scores {row[:8]}")
             rows.append(row)
+        if self.past_context:
+            self.forward_s += time.perf_counter() - started
         return rows
 
     def encode(self, problem: str, steps: Sequence[str]) -> Any:
-        """The real scorer's ``encode`` (for a completion over the PRM's context), never during a batch."""
-        with self.engine.lock:
-            return self.engine.scorer.encode(problem, steps)
+        """The real scorer's ``encode``; text over ``max_chars_per_token`` per token of context is over the
+        context without being tokenized.
+
+        No lock: a fast tokenizer only takes its Rust object's write borrow when a call changes truncation or
+        padding, which encoding steps never asks for, so request threads tokenize beside the batch thread (and
+        the tokenizer releases the GIL while it works).
+        """
+        size, limit = len(problem) + sum(len(s) for s in steps), self.engine.max_chars
+        if limit is not None and size > limit:
+            raise ContextOverflowError(f"prompt + {len(steps)} steps hold {size} characters, more than the PRM's "
+                                       f"context can hold at {self.engine.config.max_chars_per_token} characters "
+                                       "per token (--max-chars-per-token)")
+        return self.engine.scorer.encode(problem, steps)
 
 
 class RewardEngine:
@@ -171,7 +214,7 @@ class RewardEngine:
     def __init__(self, load: Callable[[], Any], config: ServerConfig | None = None) -> None:
         self.config = config or ServerConfig()
         self.scorer: Any = None
-        self.lock = threading.Lock()  # the scorer's tokenizer is not safe to use from two threads at once
+        self.max_chars: int | None = None  # characters past the PRM's context (see ServerConfig.max_chars_per_token)
         self._load = load
         self.batcher: DynamicBatcher[tuple[str, list[str]], list[float]] = DynamicBatcher(
             self._score_batch, self.config.batching, setup=self._setup, name="prm-reward-batcher")
@@ -183,6 +226,8 @@ class RewardEngine:
     def _setup(self) -> None:
         started = time.perf_counter()
         self.scorer = self._load()
+        context = getattr(self.scorer, "max_length", None)  # a PRMScorer's context in tokens; None: unbounded
+        self.max_chars = context * self.config.max_chars_per_token if context else None
         logger.info("PRM loaded in %.1f s", time.perf_counter() - started)
         if self.config.needs_gold:
             # A fraction is not a plain number, so this starts Math-Verify's worker pool now (seconds under
@@ -193,8 +238,7 @@ class RewardEngine:
         # The scorer's own batch_size (ScorerConfig.batch_size, the CLI's --forward-batch) splits a gathered
         # batch into forward passes: on a GPU one pass takes the whole batch; on a CPU, where a pass costs
         # about the same per item at any size, small passes keep activations in cache.
-        with self.lock:
-            return self.scorer.score_batch(items)
+        return self.scorer.score_batch(items)
 
     def start(self) -> RewardEngine:
         self.batcher.start()
@@ -205,9 +249,23 @@ class RewardEngine:
         self._threads.shutdown(wait=False, cancel_futures=True)
 
     async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(batched, *args)`` in a sample thread; the answer waits until ``pace`` times what it cost passed."""
         if self.batcher.error is not None:
             raise ServiceUnavailable(f"the PRM failed to load: {self.batcher.error}")
-        return await asyncio.get_running_loop().run_in_executor(self._threads, fn, *args)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        result, cost = await loop.run_in_executor(self._threads, self._costed, fn, *args)
+        delay = self.config.pace * cost - (loop.time() - started)
+        if delay > 0:  # on the event loop: a paced reply holds no thread
+            await asyncio.sleep(delay)
+        return result
+
+    def _costed(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+        """``fn(batched, *args)`` and its cost in seconds: this thread's CPU time, plus the forward passes of a
+        completion past the PRM's context (which the thread only waits for)."""
+        batched, started = _Batched(self), time.thread_time()
+        result = fn(batched, *args)
+        return result, time.thread_time() - started + batched.forward_s
 
     async def evaluate(self, problem: str, completion: str, gold: str | None) -> SampleResult:
         """The reward of ``completion`` answering ``problem``; never raises on bad text or a scoring error."""
@@ -218,8 +276,7 @@ class RewardEngine:
         file-style ``reward_func`` returns), with ``extra_logs["reward_error"]`` added."""
         return await self._in_thread(self._openrlhf, query, prompt, label)
 
-    def _evaluate(self, problem: str, completion: str, gold: str | None) -> SampleResult:
-        batched = _Batched(self)
+    def _evaluate(self, batched: _Batched, problem: str, completion: str, gold: str | None) -> SampleResult:
         try:
             scored = Rewarder(batched, self.config.reward).score([problem], [completion], [gold])[0]
             if math.isfinite(scored.reward):
@@ -231,8 +288,7 @@ class RewardEngine:
             error = self._failed(err, completion)
         return SampleResult(Rewarder(_NoSteps(), self.config.reward).score([problem], [completion], [gold])[0], error)
 
-    def _openrlhf(self, query: str, prompt: str, label: Any) -> dict[str, Any]:
-        batched = _Batched(self)
+    def _openrlhf(self, batched: _Batched, query: str, prompt: str, label: Any) -> dict[str, Any]:
         try:
             payload = remote_payload(Rewarder(batched, self.config.reward), [query], [prompt], [label])
             if not all(math.isfinite(x) for x in payload["rewards"]):
@@ -300,49 +356,6 @@ def _describe(exc: RequestValidationError) -> tuple[int, str]:
     return 422, "invalid request: " + "; ".join(problems[:8]) + (" ..." if len(problems) > 8 else "")
 
 
-class BodyLimit:
-    """ASGI middleware: a request body over ``max_bytes`` gets a 413 before any endpoint reads it.
-
-    A declared ``Content-Length`` is checked first; a chunked body is counted as it arrives.
-    """
-
-    def __init__(self, app: Any, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
-
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            return await self._reject(scope, receive, send, int(declared))
-        chunks, size, more = [], 0, True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_bytes:
-                return await self._reject(scope, receive, send, size)
-            chunks.append(chunk)
-            more = message.get("more_body", False)
-        body, replayed = b"".join(chunks), False
-
-        async def replay() -> dict:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        return await self.app(scope, replay, send)
-
-    async def _reject(self, scope: dict, receive: Callable, send: Callable, size: int) -> None:
-        detail = (f"request body of {size}+ bytes is over this server's limit of {self.max_bytes} bytes "
-                  "(--max-body-bytes); send fewer or shorter samples per request")
-        await _error(413, detail)(scope, receive, send)
-
-
 # ---- the app ---------------------------------------------------------------------------------------------
 def create_app(engine: RewardEngine, *, model_name: str = "") -> FastAPI:
     """The FastAPI app over ``engine``; its lifespan starts the engine (the model loads in the background)."""
@@ -361,7 +374,8 @@ def create_app(engine: RewardEngine, *, model_name: str = "") -> FastAPI:
     app = FastAPI(title="prm-reward", lifespan=lifespan,
                   description="Process-reward-model rewards for RL: OpenRLHF, verl, and per-step scores.")
     app.state.engine = engine
-    app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes)
+    bodies = ByteBudget(config.http.max_inflight_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=config.http.max_body_bytes, inflight=bodies)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -381,7 +395,8 @@ def create_app(engine: RewardEngine, *, model_name: str = "") -> FastAPI:
 
     @app.get("/health")
     async def health() -> dict:
-        return {"status": "ok", "ready": engine.batcher.ready, "batching": engine.batcher.stats.as_dict()}
+        return {"status": "ok", "ready": engine.batcher.ready, "batching": engine.batcher.stats.as_dict(),
+                "bodies": {"bytes": bodies.used, "waiting": bodies.waiting}}
 
     @app.get("/ready")
     async def ready() -> JSONResponse:
@@ -440,7 +455,8 @@ def create_app(engine: RewardEngine, *, model_name: str = "") -> FastAPI:
 class ServerThread:
     """uvicorn serving ``app`` in a daemon thread on a socket bound here (port 0 picks a free one).
 
-    For tests and benchmarks; the CLI runs uvicorn in the main thread.
+    For tests and benchmarks; the CLI runs uvicorn in the main thread. Both apply the app's HTTP limits
+    (:func:`~prm.rewards.http_limits.uvicorn_config`).
     """
 
     def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning") -> None:
@@ -450,7 +466,8 @@ class ServerThread:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((host, port))
         self.host, self.port = host, self.sock.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="on"))
+        self.server = uvicorn.Server(uvicorn_config(app, app.state.engine.config.http, log_level=log_level,
+                                                    lifespan="on"))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
     @property

@@ -15,6 +15,8 @@ Two cases get a defined result instead of an error:
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,36 +50,31 @@ class StepRewards:
 def strip_padding(text: str, pad_texts: Sequence[str] = PAD_TEXTS) -> Span:
     """The ``[start, end)`` window of ``text`` left after cutting pad texts and whitespace off both ends.
 
+    Linear in ``text``: one regex match over each end (the trailing one on the reversed text), so a megabyte
+    of ``<pad>`` costs milliseconds; cutting one pad at a time and re-slicing took seconds.
+
     >>> text = "<pad>1+1 = 2\\nAnswer: 2<|im_end|>\\n<pad><pad>"
     >>> start, end = strip_padding(text)
     >>> text[start:end]
     '1+1 = 2\\nAnswer: 2'
     """
-    pads = sorted((p for p in pad_texts if p), key=len, reverse=True)
-    start, end = 0, len(text)
-    changed = True
-    while changed and start < end:
-        changed = False
-        window = text[start:end]
-        stripped = window.rstrip()
-        for pad in pads:
-            if stripped.endswith(pad):
-                stripped = stripped[: -len(pad)]
-                break
-        if len(stripped) < len(window):
-            end, changed = start + len(stripped), True
-    changed = True
-    while changed and start < end:
-        changed = False
-        window = text[start:end]
-        stripped = window.lstrip()
-        for pad in pads:
-            if stripped.startswith(pad):
-                stripped = stripped[len(pad):]
-                break
-        if len(stripped) < len(window):
-            start, changed = end - len(stripped), True
-    return start, end
+    leading, trailing = _padding_patterns(tuple(pad_texts))
+    end = len(text) - trailing.match(text[::-1]).end()
+    return leading.match(text, 0, end).end(), end
+
+
+@functools.lru_cache(maxsize=16)
+def _padding_patterns(pad_texts: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A run of whitespace and pad texts at the start of a text, and the same for the reversed text; longest pad
+    first, so ``</s>`` is not read as ``<s>``'s tail. Possessive, so nothing is given back (no backtracking),
+    and each alternative is itself a run (``(?:<pad>)++``): a megabyte of one pad is matched in ~5 ms, not the
+    ~28 ms of trying every pad at every position."""
+    pads = sorted({p for p in pad_texts if p}, key=len, reverse=True)
+
+    def run(texts: list[str]) -> re.Pattern[str]:
+        return re.compile("(?:" + "|".join([*(f"(?:{re.escape(t)})++" for t in texts), r"\s++"]) + ")*+")
+
+    return run(pads), run([p[::-1] for p in pads])
 
 
 def _segment(completion: str, pad_texts: Sequence[str]) -> tuple[list[str], list[Span]]:
@@ -86,9 +83,32 @@ def _segment(completion: str, pad_texts: Sequence[str]) -> tuple[list[str], list
     return list(seg.steps), [(s + start, e + start) for s, e in seg.spans]
 
 
-def _fitting_prefix(scorer: Any, problem: str, steps: list[str]) -> int:
-    """How many leading steps fit the PRM's context (binary search over ``scorer.encode``)."""
-    lo, hi = 0, len(steps)  # invariant: steps[:lo] fits, steps[:hi + 1] does not (or hi = len)
+def fitting_prefix(scorer: Any, problem: str, steps: Sequence[str]) -> int:
+    """How many leading steps fit the PRM's context (``scorer.encode`` raises ContextOverflowError past it).
+
+    Prefixes of 1, 2, 4, ... steps are encoded until one overflows, then the longest that fits is binary-searched
+    between the last that fit and it. The text encoded grows with what fits, not with what was sent: steps a
+    megabyte past the context cost a few encodes of about a context's worth of text, not ``log2(n)`` encodes
+    of the megabyte.
+
+    >>> class Holds3:  # stands in for a PRMScorer whose context holds three steps
+    ...     def encode(self, problem, steps):
+    ...         if len(steps) > 3:
+    ...             raise ContextOverflowError(f"{len(steps)} steps")
+    >>> fitting_prefix(Holds3(), "q", ["1+1 = 2"] * 1000), fitting_prefix(Holds3(), "q", ["1+1 = 2"] * 2)
+    (3, 2)
+    """
+    fits, size = 0, 1  # invariant: steps[:fits] fits
+    while fits < len(steps):
+        size = min(size, len(steps))
+        try:
+            scorer.encode(problem, steps[:size])
+        except ContextOverflowError:
+            break
+        fits, size = size, 2 * size
+    else:
+        return fits
+    lo, hi = fits, size - 1  # steps[:lo] fits, steps[:hi + 1] does not
     while lo < hi:
         mid = (lo + hi + 1) // 2
         try:
@@ -120,7 +140,7 @@ def step_rewards_batch(scorer: Any, items: Sequence[tuple[str, str]], pad_texts:
         scores = scorer.score_batch(to_score, batch_size=batch_size)
     except ContextOverflowError:
         for i, (problem, steps) in enumerate(to_score):
-            fits = _fitting_prefix(scorer, problem, steps)
+            fits = fitting_prefix(scorer, problem, steps)
             unread[i] = len(steps) - fits
             to_score[i] = (problem, steps[:fits])
         scores = scorer.score_batch(to_score, batch_size=batch_size)

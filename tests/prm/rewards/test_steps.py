@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import random
+import time
 from pathlib import Path
 
 import pytest
 
 from prm.format import ContextOverflowError, segment
 from prm.rewards import step_rewards, step_rewards_batch
-from prm.rewards.constants import NO_STEP_SCORE
+from prm.rewards.constants import NO_STEP_SCORE, PAD_TEXTS
 from prm.rewards.steps import strip_padding
 from prm.scoring import load_prm
 
@@ -25,6 +27,44 @@ from prm.scoring import load_prm
 def test_strip_padding(text, kept):
     start, end = strip_padding(text)
     assert text[start:end] == kept
+
+
+def _strip_one_pad_at_a_time(text: str, pads: tuple[str, ...]) -> tuple[int, int]:
+    """The rule as first written (whitespace, then one pad, repeated; quadratic): the reference for the regex."""
+    pads = tuple(sorted(pads, key=len, reverse=True))
+    end = len(text)
+    while True:
+        stripped = text[:end].rstrip()
+        stripped = next((stripped[: -len(p)] for p in pads if stripped.endswith(p)), stripped)
+        if len(stripped) == end:
+            break
+        end = len(stripped)
+    start = 0
+    while start < end:
+        stripped = text[start:end].lstrip()
+        stripped = next((stripped[len(p):] for p in pads if stripped.startswith(p)), stripped)
+        if end - len(stripped) == start:
+            break
+        start = end - len(stripped)
+    return start, end
+
+
+def test_strip_padding_matches_the_one_pad_at_a_time_rule():
+    rng = random.Random(0)
+    pieces = ["<pad>", "</s>", "<s>", "<|im_end|>", " ", "\n", "\u00a0", "a", "s>", "<", "/", "pad>"]
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(12)))
+        assert strip_padding(text) == _strip_one_pad_at_a_time(text, PAD_TEXTS), repr(text)
+
+
+@pytest.mark.parametrize("text,kept", [("1+1 = 2" + "<pad>" * 200_000, "1+1 = 2"),
+                                       ("\n<pad>" * 100_000 + "1+1 = 2</s>", "1+1 = 2")])
+def test_strip_padding_is_linear_in_a_megabyte_of_padding(text, kept):
+    started = time.process_time()
+    start, end = strip_padding(text)
+    spent = time.process_time() - started
+    assert text[start:end] == kept
+    assert spent < 1.0, f"{spent:.2f} s of CPU to strip {len(text)} characters"  # one pad at a time: ~5 s
 
 
 def test_spans_index_the_completion_as_passed(keyword_scorer):

@@ -1,0 +1,262 @@
+"""The reward server's HTTP limits: what one client may send and hold before any endpoint runs.
+
+* a body over ``max_body_bytes`` gets a 413, and bodies are read only while those being served hold less than
+  ``max_inflight_body_bytes`` (:class:`BodyLimit`, ASGI middleware; a waiting body stays in its socket);
+* a request line + headers over ``max_header_bytes`` get a 431 and the connection closed, checked as the
+  bytes arrive, so a 200 MB header is never parsed whole on the event loop;
+* a request not fully received ``read_timeout_s`` after its first byte (or after the connection opened) gets a
+  408 and the connection closed, so a slow-drip client cannot hold a connection; an idle keep-alive
+  connection is closed by uvicorn after ``timeout_keep_alive`` (5 s);
+* a connection over ``max_connections`` is closed as soon as it is accepted, so half-open connections cannot
+  use up the process's file descriptors.
+
+The last three live in a subclass of uvicorn's own HTTP protocol (httptools when installed, else h11), built
+by :func:`uvicorn_config`. uvicorn's ``limit_concurrency`` is not used: it answers 503, and a client's
+flood is the client's problem (a closed connection), not a server error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import resource
+from collections.abc import Callable
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+
+from prm.rewards.constants import FD_HEADROOM
+
+__all__ = ["BodyLimit", "ByteBudget", "HttpLimits", "uvicorn_config"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class HttpLimits:
+    """Bounds on what one client sends and holds.
+
+    >>> HttpLimits(read_timeout_s=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: read_timeout_s=0 must be > 0 (seconds a client has to send one whole request)
+    """
+
+    # Request bodies above this get a 413. 1 MiB holds a 32k-token completion with its prompt (~130 kB of
+    # text) several times over, so only a broken or hostile client reaches it.
+    max_body_bytes: int = 1 << 20
+    # Bytes of the request bodies being read or served at once (a body without a Content-Length counts as
+    # max_body_bytes); the next body waits unread until it fits. 64 max-size bodies, or thousands of RL
+    # samples (1-10 kB each): it bounds memory, not honest throughput.
+    max_inflight_body_bytes: int = 64 << 20
+    # Request line + headers above this get a 431. 64 KiB is 8x the 8 KiB per header line most servers allow
+    # (nginx's large_client_header_buffers); an RL client sends a few hundred bytes. Unbounded, a 200 MB header
+    # took 33 s to parse on the event loop, /health waiting behind it.
+    max_header_bytes: int = 64 << 10
+    # Seconds a client has to send a whole request, headers and body, from its first byte. A 1 MiB body takes
+    # 8 s at 1 Mbit/s; RL clients on the cluster's network take milliseconds. Scoring time does not count.
+    read_timeout_s: float = 30.0
+    # Open connections; one more is closed when accepted. OpenRLHF and verl open one per concurrent sample
+    # (hundreds); each holds a file descriptor and up to ~320 KiB of unread input (uvicorn's 64 KiB body
+    # buffer plus one 256 KiB read), and 21,000 half-open ones ran the process out of descriptors (ulimit -n
+    # 20000). Lowered at start to the process's descriptor limit less FD_HEADROOM.
+    max_connections: int = 1024
+
+    def __post_init__(self) -> None:
+        bounds = {"max_body_bytes": "bytes per request body", "max_header_bytes": "bytes of request line and headers",
+                  "max_connections": "open connections"}
+        for name, what in bounds.items():
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)} must be >= 1 ({what})")
+        if self.max_inflight_body_bytes < self.max_body_bytes:
+            raise ValueError(f"max_inflight_body_bytes={self.max_inflight_body_bytes} must be >= max_body_bytes="
+                             f"{self.max_body_bytes}, or a body of the largest size allowed could never be read")
+        if not self.read_timeout_s > 0:
+            raise ValueError(f"read_timeout_s={self.read_timeout_s} must be > 0 (seconds a client has to send one "
+                             "whole request)")
+
+
+def _reply(status: int, detail: str) -> bytes:
+    """A complete HTTP/1.1 response that closes the connection, for answers given before the app runs."""
+    body = json.dumps({"detail": detail}).encode()
+    head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n")
+    return head.encode() + body
+
+
+def connection_cap(limits: HttpLimits) -> int:
+    """``max_connections``, lowered to leave FD_HEADROOM of the process's soft descriptor limit."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft - FD_HEADROOM >= limits.max_connections:
+        return limits.max_connections
+    cap = max(1, soft - FD_HEADROOM)
+    logger.warning("max_connections=%d lowered to %d: the process may open %d files (ulimit -n) and keeps %d "
+                   "for the model, threads and logs; raise ulimit -n to allow more", limits.max_connections, cap,
+                   soft, FD_HEADROOM)
+    return cap
+
+
+def limited_protocol(limits: HttpLimits) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol class (httptools, else h11) with the header, read-time and connection limits."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    cap = connection_cap(limits)
+    refused = 0  # connections closed for the cap, logged at powers of two so a flood does not flood the log
+
+    class LimitedProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+        # Reads only what uvicorn's two protocols share: self.cycle (the request being served, made when its
+        # head is parsed), cycle.more_body (False once its body is in), the transport and the connection set.
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            nonlocal refused
+            super().connection_made(transport)
+            self._head_bytes = 0
+            self._deadline: asyncio.TimerHandle | None = None
+            if len(self.connections) > cap:
+                refused += 1
+                if refused & (refused - 1) == 0:
+                    logger.warning("%d connections closed on arrival: over max_connections=%d", refused, cap)
+                transport.close()
+                return
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            cycle, in_head = self.cycle, self._between_requests()  # in_head: these bytes start or continue a head
+            if in_head and self._deadline is None:
+                self._arm()  # the first bytes of the next request on a kept-alive connection
+            super().data_received(data)
+            if self.transport.is_closing():
+                return
+            if self.cycle is not cycle:  # a request's head was parsed in this chunk
+                self._head_bytes = 0
+            elif in_head:
+                self._head_bytes += len(data)
+                if self._head_bytes > limits.max_header_bytes:
+                    self._refuse(431, f"request line and headers of {self._head_bytes}+ bytes are over this "
+                                      f"server's limit of {limits.max_header_bytes} bytes; send fewer or shorter "
+                                      "headers")
+                    return
+            if self.cycle is not None and not self.cycle.more_body:
+                self._disarm()  # the whole request is in: scoring it may take as long as it takes
+
+        def _between_requests(self) -> bool:
+            return self.cycle is None or not self.cycle.more_body
+
+        def _arm(self) -> None:
+            self._deadline = self.loop.call_later(limits.read_timeout_s, self._timed_out)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _timed_out(self) -> None:
+            self._deadline = None
+            if not self.transport.is_closing():
+                self._refuse(408, f"the request was not received within {limits.read_timeout_s:g} s of its first "
+                                  "byte; send it whole and at once")
+
+        def _refuse(self, status: int, detail: str) -> None:
+            cycle = self.cycle
+            # Answered unless a response to this request began (an early 413 while its body still arrives) or
+            # one to an earlier request is still being written.
+            if cycle is None or not cycle.response_started or (cycle.response_complete and not cycle.more_body):
+                self.transport.write(_reply(status, detail))
+            self.transport.close()
+
+    return LimitedProtocol
+
+
+def uvicorn_config(app: Any, limits: HttpLimits, **kwargs: Any) -> Any:
+    """``uvicorn.Config`` for ``app`` under ``limits`` (``kwargs``: uvicorn's own, e.g. ``log_level``)."""
+    import uvicorn
+
+    # h11 enforces the header bound itself when it is the protocol (with a 400); httptools has no bound.
+    return uvicorn.Config(app, http=limited_protocol(limits), h11_max_incomplete_event_size=limits.max_header_bytes,
+                          **kwargs)
+
+
+class ByteBudget:
+    """Bytes handed out up to ``cap``; a taker waits until its share fits (callers never ask for more than cap)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.used, self.waiting = cap, 0, 0
+        self._changed = asyncio.Condition()
+
+    async def take(self, n: int) -> None:
+        async with self._changed:
+            self.waiting += 1
+            try:
+                await self._changed.wait_for(lambda: self.used + n <= self.cap)
+            finally:
+                self.waiting -= 1
+            self.used += n
+
+    async def give(self, n: int) -> None:
+        async with self._changed:
+            self.used -= n
+            self._changed.notify_all()
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``limits.max_body_bytes`` gets a 413 before any endpoint reads it,
+    and a body is read only once it fits in ``limits.max_inflight_body_bytes`` beside the bodies in service.
+
+    A declared ``Content-Length`` is checked first; a chunked body is counted as it arrives. ``inflight`` is the
+    app's :class:`ByteBudget` of ``max_inflight_body_bytes`` (``/health`` reports it).
+    """
+
+    def __init__(self, app: Any, max_bytes: int, inflight: ByteBudget) -> None:
+        self.app, self.max_bytes, self.inflight = app, max_bytes, inflight
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length", b"")
+        size = int(declared) if declared.isdigit() else None
+        if size is not None and size > self.max_bytes:
+            return await self._reject(scope, receive, send, size)
+        # HTTP/1.1: a body has a Content-Length or is chunked (its size unknown: the most it may be); else none.
+        chunked = b"chunked" in headers.get(b"transfer-encoding", b"").lower()
+        share = size if size is not None else self.max_bytes if chunked else 0
+        await self.inflight.take(share)
+        try:
+            return await self._read_and_serve(scope, receive, send)
+        finally:
+            await self.inflight.give(share)
+
+    async def _read_and_serve(self, scope: dict, receive: Callable, send: Callable) -> None:
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                return await self._reject(scope, receive, send, size)
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body, replayed = b"".join(chunks), False
+        del chunks  # the body's bytes are held once while it is served
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return await self.app(scope, replay, send)
+
+    async def _reject(self, scope: dict, receive: Callable, send: Callable, size: int) -> None:
+        from fastapi.responses import JSONResponse
+
+        detail = (f"request body of {size}+ bytes is over this server's limit of {self.max_bytes} bytes "
+                  "(--max-body-bytes); send fewer or shorter samples per request")
+        await JSONResponse({"detail": detail}, status_code=413)(scope, receive, send)
