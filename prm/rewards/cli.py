@@ -17,6 +17,7 @@ from prm.rewards.constants import (
     DEFAULT_TEMPERATURE,
 )
 from prm.rewards.http_limits import HttpLimits
+from prm.scoring.config import ENGINES
 
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("auto", "float32", "bfloat16", "float16")  # prm.scoring.scorer.DTYPES, without importing torch for --help
@@ -95,6 +96,9 @@ def server_dtype(dtype: str, device: str) -> str:
 @click.option("--pace", type=float, default=DEFAULT_PACE, show_default=True,
               help="A sample is answered no sooner than this many times the CPU it cost (0: off), so a client "
                    "padding its requests waits for its padding.")
+@click.option("--engine", type=click.Choice(ENGINES), default="transformers", show_default=True,
+              help="transformers: the PRM in this process; vllm: vLLM's pooling runner in a worker process "
+                   "(same scores to 1e-3; --forward-batch then defaults to --max-batch).")
 @click.option("--device", type=click.Choice(DEVICES), default="auto", show_default=True,
               help="auto: cuda when available, else cpu.")
 @click.option("--dtype", type=click.Choice(DTYPES), default="auto", show_default=True,
@@ -107,8 +111,8 @@ def server_dtype(dtype: str, device: str) -> str:
 def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: float, eta: float, prof_filter: bool,
           host: str, port: int, max_batch: int, forward_batch: int | None, max_wait_ms: float, max_body_bytes: int,
           max_inflight_body_bytes: int, max_header_bytes: int, read_timeout: float, max_connections: int,
-          max_samples: int, max_steps: int, max_chars_per_token: int, pace: float, device: str, dtype: str,
-          threads: int | None, trust_remote_code: bool, log_level: str) -> None:
+          max_samples: int, max_steps: int, max_chars_per_token: int, pace: float, engine: str, device: str,
+          dtype: str, threads: int | None, trust_remote_code: bool, log_level: str) -> None:
     """Serve the PRM in --model over HTTP until interrupted.
 
     Endpoints: POST /get_reward (OpenRLHF --remote_rm_url), POST /score (verl compute_score),
@@ -119,6 +123,12 @@ def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: flo
     if not (model_dir / "config.json").is_file():
         _fail(f"no PRM folder at {model_dir} (no config.json)",
               "pass --model DIR, a folder prm.training.train_prm wrote or a downloaded PRM")
+    if engine == "vllm":
+        from prm.scoring.vllm_scorer import vllm_installed
+
+        if not vllm_installed():
+            _fail(f"--engine vllm needs the vllm package, which {sys.executable} lacks",
+                  "install it (make venv; ACCEL=cuda on a GPU box) or serve with --engine transformers")
     try:
         from prm.rewards.batching import BatchingConfig
         from prm.rewards.server import ServerConfig
@@ -134,10 +144,11 @@ def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: flo
         from prm.scoring import ScorerConfig
 
         resolved = _device(device)
-        if forward_batch is None:
-            forward_batch = max_batch if resolved.startswith("cuda") else min(max_batch, CPU_FORWARD_BATCH)
-        scorer_config = ScorerConfig(batch_size=forward_batch, device=resolved, dtype=server_dtype(dtype, resolved),
-                                     torch_threads=threads,
+        if forward_batch is None:  # vLLM schedules a whole gathered batch itself
+            whole = resolved.startswith("cuda") or engine == "vllm"
+            forward_batch = max_batch if whole else min(max_batch, CPU_FORWARD_BATCH)
+        scorer_config = ScorerConfig(engine=engine, batch_size=forward_batch, device=resolved,
+                                     dtype=server_dtype(dtype, resolved), torch_threads=threads,
                                      trust_remote_code=trust_remote_code)
     except ValueError as err:
         _fail(str(err), "fix the option it names (see prm-reward serve --help)")

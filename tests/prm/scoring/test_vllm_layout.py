@@ -62,6 +62,18 @@ def test_engine_vllm_without_vllm_says_how_to_install_it(prm_folders, monkeypatc
         load_prm(prm_folders["prm-pipeline"], CONFIG, engine="vllm")
 
 
+def test_the_reward_server_without_vllm_refuses_in_one_line(prm_folders, monkeypatch):
+    from click.testing import CliRunner
+
+    from prm.rewards.cli import main
+
+    monkeypatch.setitem(sys.modules, "vllm", None)
+    result = CliRunner().invoke(main, ["serve", "--model", str(prm_folders["prm-pipeline"]), "--engine", "vllm"])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: --engine vllm needs the vllm package") and "--engine transformers" in \
+        result.output
+
+
 def test_an_unloadable_folder_fails_before_an_engine_starts(tmp_path):
     folder = build_prm("causal-as-token-classification", tmp_path / "lm")
     with pytest.raises(VLLMLayoutError, match="LlamaForCausalLM"):
