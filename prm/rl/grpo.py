@@ -40,6 +40,7 @@ from prm.rl.constants import (
     VLLM_GPU_SHARE,
 )
 from prm.rl.data import dataset_rows, eval_problems, train_problems
+from prm.scoring.config import cuda_bf16
 from prm.tasks.arithmetic import ArithmeticProblem
 
 Progress = Callable[[str], None]
@@ -281,7 +282,8 @@ def grpo_args(config: RLRunConfig, output_dir: str | Path, *, cuda: bool, vllm: 
     """The ``GRPOConfig`` every arm trains with (the arm is not an argument: nothing here may differ)."""
     from trl import GRPOConfig
 
-    backend: dict[str, Any] = {"use_cpu": not cuda, "bf16": cuda, "use_vllm": vllm}
+    # bf16 where the GPU computes it; a GPU without it (T4, V100) trains in fp32 rather than fail at startup.
+    backend: dict[str, Any] = {"use_cpu": not cuda, "bf16": cuda_bf16("cuda") if cuda else False, "use_vllm": vllm}
     if vllm:
         backend |= {"vllm_mode": "colocate", "vllm_gpu_memory_utilization": VLLM_GPU_SHARE}
     return GRPOConfig(

@@ -58,12 +58,26 @@ class ScorerConfig:
             raise ValueError(f"startup_timeout_s={self.startup_timeout_s} must be > 0 seconds")
 
 
-def resolve_dtype(name: str, device: str) -> str:
-    """The dtype both engines run: ``auto`` is bf16 on CUDA, fp32 elsewhere.
+def resolve_dtype(name: str, device: str, cuda_bf16: bool = True) -> str:
+    """The dtype both engines run: ``auto`` is bf16 on CUDA (fp16 on GPUs without bf16, ``cuda_bf16=False``,
+    such as the T4), fp32 elsewhere.
 
-    >>> resolve_dtype("auto", "cuda:0"), resolve_dtype("auto", "cpu"), resolve_dtype("float16", "cpu")
-    ('bfloat16', 'float32', 'float16')
+    >>> resolve_dtype("auto", "cuda:0"), resolve_dtype("auto", "cuda", cuda_bf16=False), resolve_dtype("auto", "cpu")
+    ('bfloat16', 'float16', 'float32')
+    >>> resolve_dtype("float16", "cpu")
+    'float16'
     """
     if name == "auto":
-        return "bfloat16" if device.startswith("cuda") else "float32"
+        if device.startswith("cuda"):
+            return "bfloat16" if cuda_bf16 else "float16"
+        return "float32"
     return name
+
+
+def cuda_bf16(device: str) -> bool:
+    """Whether ``device`` is a GPU that computes bf16 (False on CPU)."""
+    if not device.startswith("cuda"):
+        return False
+    import torch
+
+    return bool(torch.cuda.is_bf16_supported())

@@ -15,7 +15,7 @@ from typing import Any
 
 from prm.format import CONVENTIONS, EncodedSteps, StepTagConvention
 from prm.scoring.base import StepScorer, candidate_ids, context_of
-from prm.scoring.config import DTYPES, ScorerConfig, resolve_dtype
+from prm.scoring.config import DTYPES, ScorerConfig, cuda_bf16, resolve_dtype
 from prm.scoring.constants import DEFAULT_BATCH_SIZE
 from prm.scoring.folder import custom_head, read_convention, read_model_config
 
@@ -123,7 +123,7 @@ def _load_transformers(folder: Path, convention: StepTagConvention, model_config
                          "does; read that code, then load with ScorerConfig(trust_remote_code=True)")
     model_cls = AutoModel if custom else AutoModelForTokenClassification if token_head else AutoModelForCausalLM
     device = config.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    dtype = getattr(torch, resolve_dtype(config.dtype, device))
+    dtype = getattr(torch, resolve_dtype(config.dtype, device, cuda_bf16(device)))
     model, info = model_cls.from_pretrained(str(folder), dtype=dtype, trust_remote_code=config.trust_remote_code,
                                             output_loading_info=True)
     missing = sorted(info.get("missing_keys") or [])

@@ -23,7 +23,7 @@ from prm.format import EncodedSteps, StepTagConvention
 from prm.generation.constants import ENGINE_CALL_TIMEOUT_S
 from prm.generation.worker_process import WorkerDiedError, WorkerProcess
 from prm.scoring.base import StepScorer, context_of
-from prm.scoring.config import ScorerConfig, resolve_dtype
+from prm.scoring.config import ScorerConfig, cuda_bf16, resolve_dtype
 from prm.scoring.vllm_layout import VLLMLayout, vllm_engine_kwargs, vllm_layout
 
 # The probe the engine scores before it reports ready (any convention's layout can encode it).
@@ -75,7 +75,7 @@ class VLLMScorer(StepScorer):
                  layout: VLLMLayout, *, max_length: int | None, device: str) -> None:
         super().__init__(tokenizer, convention, config, folder, max_length)
         self.layout, self.device = layout, device
-        self.dtype = resolve_dtype(config.dtype, device)
+        self.dtype = resolve_dtype(config.dtype, device, cuda_bf16(device))
         probe = self.encode(*PROBE)
         spec = {"engine": vllm_engine_kwargs(folder, layout, config, dtype=self.dtype, max_model_len=max_length,
                                              on_cpu=device == "cpu"),
