@@ -63,7 +63,7 @@ ui: $(STAMP)
 # ~40 CPU minutes) runs on its own.
 bench: $(STAMP)
 	mkdir -p benchmarks/results
-	for name in warehouse verifiers generation labeling prm reward_server; do \
+	for name in warehouse verifiers generation labeling prm scoring reward_server; do \
 		$(PY) benchmarks/$$name.py > benchmarks/results/$$name.log || exit 1; \
 		tail -n 1 benchmarks/results/$$name.log; done
 
