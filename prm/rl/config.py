@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass, fields
 from types import MappingProxyType
 
 from prm.rewards import RewardConfig
-from prm.rl.constants import GENERATIONS, OUTCOME, PRM_MIN, PRM_MIN_PROF, PRM_SUM
+from prm.rl.constants import GENERATIONS, OUTCOME, PRM_MIN, PRM_MIN_PROF, PRM_SUM, PROCESS
+from prm.rl.process_grpo import ProcessConfig
 from prm.tasks.arithmetic import MAX_OPS, OPERATORS, STYLES
 
 # The reward of each arm. Outcome-only still scores the PRM (weight 0), so its logs carry the same PRM
@@ -17,7 +18,12 @@ ARMS: MappingProxyType[str, RewardConfig] = MappingProxyType({
     PRM_MIN: RewardConfig(shaping="min", outcome_weight=0.5),
     PRM_SUM: RewardConfig(shaping="sum", outcome_weight=0.5),
     PRM_MIN_PROF: RewardConfig(shaping="min", outcome_weight=0.5, prof_filter=True),
+    # The process arm's reward function returns the outcome only (TRL's advantage is then the outcome one) and
+    # records the PRM's step scores; PROCESS_ARMS says how the per-token advantages mix the two.
+    PROCESS: RewardConfig(shaping="min", outcome_weight=1.0),
 })
+# Arms trained by prm.rl.process_grpo's trainer (per-token advantages) instead of TRL's GRPOTrainer.
+PROCESS_ARMS: MappingProxyType[str, ProcessConfig] = MappingProxyType({PROCESS: ProcessConfig()})
 
 
 @dataclass(frozen=True)
@@ -31,7 +37,7 @@ class RLRunConfig:
     >>> RLRunConfig(arms=("outcome", "prm_mean"))
     Traceback (most recent call last):
     ...
-    ValueError: arms ('prm_mean',) are unknown; choose from ('outcome', 'prm_min', 'prm_sum', 'prm_min_prof')
+    ValueError: arms ('prm_mean',) are unknown; choose from ('outcome', 'prm_min', 'prm_sum', 'prm_min_prof', 'process')
     """
 
     arms: tuple[str, ...] = (OUTCOME, PRM_MIN, PRM_SUM)  # the issue's three; PRM_MIN_PROF is the optional fourth

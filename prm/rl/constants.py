@@ -8,6 +8,14 @@ OUTCOME = "outcome"  # Math-Verify outcome only: the verifiable-reward baseline 
 PRM_MIN = "prm_min"  # PRM min-form + outcome: PURE's safe credit assignment
 PRM_SUM = "prm_sum"  # PRM summed + outcome: the naive form PURE reports hacked (more steps, more reward)
 PRM_MIN_PROF = "prm_min_prof"  # PRM min-form + outcome, PROF-filtered (Ye et al. 2025): optional fourth arm
+# DeepSeekMath's process-supervised GRPO: per-token advantages from group-normalised PRM step scores, mixed
+# with the outcome reward's GRPO advantage (prm.rl.process_grpo)
+PROCESS = "process"
+# Outcome share of the process arm's advantage, (1 - w) * process + w * outcome: 0.5, the same balance as the
+# scalar PRM arms' outcome_weight (prm.rewards.constants.DEFAULT_OUTCOME_WEIGHT); 0 is DeepSeekMath's pure form.
+DEFAULT_PROCESS_OUTCOME_WEIGHT = 0.5
+# The TRL release whose GRPOTrainer internals the process arm overrides (tests/prm/rl/test_process_trl_pin.py).
+PROCESS_TRL_VERSION = "1.16.0"
 
 # Sampling knobs of the policy's own evaluation (prm.policy.evaluate): top_k=0 and top_p=1 sample the full
 # distribution there, so GRPO samples the same way and "before" accuracy is measured on the training policy.

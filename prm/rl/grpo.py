@@ -24,7 +24,7 @@ import torch
 
 from prm.policy.evaluate import EvalRow, EvalTable, default_device, sample_solutions, score_samples
 from prm.rewards import RewardConfig, Rewarder, load_rewarder
-from prm.rl.config import ARMS, RLRunConfig
+from prm.rl.config import ARMS, PROCESS_ARMS, RLRunConfig
 from prm.rl.constants import (
     ADAPTER_KEYS,
     POLICY_SUBDIR,
@@ -244,6 +244,23 @@ def arm_reward(arm: str, prm_dir: str | Path, tokenizer: Any) -> Callable[..., l
                            eos_token_ids=[tokenizer.eos_token_id, tokenizer.pad_token_id])
 
 
+def arm_trainer(arm: str, prm_dir: str | Path, tokenizer: Any) -> tuple[Callable[..., list[float]], type,
+                                                                         dict[str, Any]]:
+    """The reward function, trainer class and extra trainer kwargs of ``arm``: TRL's ``GRPOTrainer`` over
+    :func:`arm_reward`, or for a process arm (:data:`prm.rl.config.PROCESS_ARMS`) the per-token trainer of
+    :mod:`prm.rl.process_grpo` over the same TRL adapter, whose rewarder records the step scores."""
+    if arm not in PROCESS_ARMS:
+        from trl import GRPOTrainer
+
+        return arm_reward(arm, prm_dir, tokenizer), GRPOTrainer, {}
+    from prm.rewards.adapters.trl import reward_function
+    from prm.rl.process_grpo import RecordingRewarder, process_trainer_class
+
+    recorder = RecordingRewarder(load_rewarder(prm_dir, ARMS[arm]))
+    reward = reward_function(recorder, eos_token_ids=[tokenizer.eos_token_id, tokenizer.pad_token_id], name=arm)
+    return reward, process_trainer_class(), {"recorder": recorder, "process": PROCESS_ARMS[arm]}
+
+
 def _recording(reward: Callable[..., list[float]]) -> tuple[Callable[..., list[float]], list[tuple[Sample, ...]]]:
     """``reward`` plus a list that holds the first and the latest batch it scored."""
     batches: list[tuple[Sample, ...]] = []
@@ -333,8 +350,6 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
                                 "prm.training.train_prm, e.g. the prm_model asset's models/prm/model")
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import GRPOTrainer
-
     start = time.perf_counter()
     out = Path(out_dir)
     cuda = torch.cuda.is_available()
@@ -349,11 +364,12 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
         if before is None:
             before = evaluate_heldout(model, tokenizer, held, rewarder, config)
         train = train_problems(config, exclude={p.problem_id for p in held})
-        reward, batches = _recording(arm_reward(arm, prm_dir, tokenizer))
-        trainer = GRPOTrainer(model=model, reward_funcs=[reward], processing_class=tokenizer,
+        arm_fn, trainer_cls, trainer_kwargs = arm_trainer(arm, prm_dir, tokenizer)
+        reward, batches = _recording(arm_fn)
+        trainer = trainer_cls(model=model, reward_funcs=[reward], processing_class=tokenizer,
                               args=grpo_args(config, out / "trainer", cuda=cuda, vllm=use_vllm(config, cuda)),
                               train_dataset=Dataset.from_list(dataset_rows(train, tokenizer)),
-                              callbacks=[_progress_callback(progress, arm, config.steps)])
+                              callbacks=[_progress_callback(progress, arm, config.steps)], **trainer_kwargs)
         t0 = time.perf_counter()
         trainer.train()
         train_s = time.perf_counter() - t0

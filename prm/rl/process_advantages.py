@@ -25,10 +25,15 @@ from typing import Any
 
 Span = tuple[int, int]
 
+# A group whose step scores spread less than this is a tie: dividing float rounding noise (the mean of three
+# 0.7s is 0.7000000000000001) by a ~1e-16 std would turn equal scores into advantages of +-1. PRM scores are
+# probabilities in [0, 1], so 1e-6 is far below any difference a PRM means.
+TIE_STD = 1e-6
+
 
 def normalise_group(scores: Sequence[Sequence[float]]) -> list[list[float]]:
     """Each step score of a group minus the mean over all the group's finite step scores, divided by their
-    (population) std; 0 where the score is NaN or where the std is 0 (ties, a single step).
+    (population) std; 0 where the score is NaN or where the std is below :data:`TIE_STD` (ties, a single step).
 
     >>> normalise_group([[1.0, 0.0], [0.5], []])
     [[1.224744871391589, -1.224744871391589], [0.0], []]
@@ -40,7 +45,7 @@ def normalise_group(scores: Sequence[Sequence[float]]) -> list[list[float]]:
         return [[0.0] * len(row) for row in scores]
     mean = sum(finite) / len(finite)
     std = math.sqrt(sum((s - mean) ** 2 for s in finite) / len(finite))
-    return [[(float(s) - mean) / std if std > 0 and math.isfinite(s) else 0.0 for s in row] for row in scores]
+    return [[(float(s) - mean) / std if std > TIE_STD and math.isfinite(s) else 0.0 for s in row] for row in scores]
 
 
 def token_char_ends(tokenizer: Any, ids: Sequence[int]) -> list[int]:

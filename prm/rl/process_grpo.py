@@ -1,0 +1,168 @@
+"""Process-supervised GRPO on TRL: a ``GRPOTrainer`` whose advantages are per token (DeepSeekMath).
+
+The arm's reward function is the TRL adapter of :mod:`prm.rewards` over a :class:`RecordingRewarder`: it
+returns the outcome reward (so TRL's own group advantage is the outcome advantage) and keeps the per-step
+PRM scores and spans it computed on the way, so the PRM scores each completion once. The trainer then
+replaces TRL's ``(B,)`` advantages with ``(B, T)`` ones::
+
+    A[i, t] = (1 - w) * process[i, t] + w * outcome[i]
+
+where ``process`` is :func:`prm.rl.process_advantages.token_advantages` of the group-normalised step scores
+and ``w`` is :attr:`ProcessConfig.outcome_weight`.
+
+Pinned to TRL 1.16 (:data:`prm.rl.constants.PROCESS_TRL_VERSION`); what it relies on, asserted by
+``tests/prm/rl/test_process_trl_pin.py``:
+
+* ``GRPOTrainer._generate_and_score_completions(self, inputs)`` returns a dict with ``completion_ids``
+  ``(B, T)``, ``completion_mask`` ``(B, T)`` and ``advantages`` ``(B,)``, this process's rows only, in the
+  order the reward functions saw them;
+* ``GRPOTrainer._compute_loss`` unsqueezes ``advantages`` only when it is 1-D, so a ``(B, T)`` tensor is
+  used per token (TRL's comment there invites subclasses to do this);
+* completions are decoded with ``batch_decode(ids, skip_special_tokens=True)`` before the reward call.
+
+TRL is imported when the class is first built (:func:`process_trainer_class`), not with this module.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from prm.rewards.rewarder import Rewarder, ScoredCompletion
+from prm.rl.constants import DEFAULT_PROCESS_OUTCOME_WEIGHT
+from prm.rl.process_advantages import (
+    normalise_group,
+    step_end_tokens,
+    step_scores,
+    token_advantages,
+    token_char_ends,
+)
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ProcessConfig:
+    """How the process arm mixes its advantages.
+
+    >>> ProcessConfig(outcome_weight=1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: outcome_weight=1.5 must be in [0, 1]: the advantage is (1 - w) * process + w * outcome
+    """
+
+    # Weight of the outcome reward's GRPO advantage in the mix; 0 is DeepSeekMath's pure process supervision.
+    outcome_weight: float = DEFAULT_PROCESS_OUTCOME_WEIGHT
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.outcome_weight <= 1.0:
+            raise ValueError(f"outcome_weight={self.outcome_weight} must be in [0, 1]: the advantage is "
+                             "(1 - w) * process + w * outcome")
+
+
+class RecordingRewarder(Rewarder):
+    """A :class:`Rewarder` that keeps the completions and :class:`ScoredCompletion` of its latest call."""
+
+    def __init__(self, rewarder: Rewarder) -> None:
+        super().__init__(rewarder.scorer, rewarder.config, rewarder.batch_size)
+        self.texts: list[str] = []
+        self.scored: list[ScoredCompletion] = []
+
+    def score(self, problems: Sequence[str], completions: Sequence[str], golds: Sequence[str | None] | None = None,
+              truncated: Sequence[bool] | None = None) -> list[ScoredCompletion]:
+        scored = super().score(problems, completions, golds, truncated)
+        self.texts, self.scored = list(completions), scored
+        return scored
+
+
+def completion_step_scores(tokenizer: Any, ids: Sequence[int], text: str,
+                           scored: ScoredCompletion | None) -> tuple[list[float], list[int | None]]:
+    """A completion's step scores (NaN where missing) and each step's end token in ``ids``. No steps when the
+    text the PRM scored is not the text ``ids`` decode to (a conversational or tool-calling completion whose
+    content differs): that completion keeps its outcome advantage only, with a warning."""
+    if scored is None:
+        return [], []
+    char_ends = token_char_ends(tokenizer, ids)
+    decoded = tokenizer.decode(list(ids), skip_special_tokens=True)
+    if decoded != text:
+        logger.warning("process arm: the scored completion is not the decoded token ids (%d vs %d characters); "
+                       "its advantage is the outcome part only", len(text), len(decoded))
+        return [], []
+    spans = scored.steps.spans
+    return step_scores(scored.steps.scores, len(spans)), step_end_tokens(char_ends, spans)
+
+
+def process_advantage_matrix(scores: Sequence[Sequence[float]], end_tokens: Sequence[Sequence[int | None]],
+                             lengths: Sequence[int], num_generations: int, width: int) -> torch.Tensor:
+    """``(B, width)`` process advantages of a batch whose consecutive runs of ``num_generations`` rows are
+    groups (TRL's order): step scores normalised per group, then summed from each token onward.
+
+    >>> process_advantage_matrix([[1.0], [0.0]], [[0], [1]], [2, 2], 2, 3).tolist()
+    [[1.0, 0.0, 0.0], [-1.0, -1.0, 0.0]]
+    """
+    if len(scores) % num_generations:
+        raise ValueError(f"{len(scores)} completions do not split into groups of {num_generations}")
+    out = torch.zeros(len(scores), width, dtype=torch.float32)
+    for g in range(0, len(scores), num_generations):
+        normalised = normalise_group(scores[g:g + num_generations])
+        for i in range(g, g + num_generations):
+            row = token_advantages(normalised[i - g], end_tokens[i], min(lengths[i], width))
+            out[i, : len(row)] = torch.tensor(row, dtype=torch.float32)
+    return out
+
+
+@functools.cache
+def process_trainer_class() -> type:
+    """``ProcessGRPOTrainer``: TRL's ``GRPOTrainer`` with DeepSeekMath's per-token process advantages.
+
+    Construct it as a ``GRPOTrainer`` plus ``recorder=`` (the :class:`RecordingRewarder` behind its one reward
+    function) and ``process=`` (:class:`ProcessConfig`).
+    """
+    from accelerate.utils import gather_object
+    from trl import GRPOTrainer
+
+    class ProcessGRPOTrainer(GRPOTrainer):
+        def __init__(self, *args: Any, recorder: RecordingRewarder, process: ProcessConfig | None = None,
+                     **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            if len(self.reward_funcs) != 1:
+                raise ValueError(f"the process arm takes one reward function (the outcome reward whose rewarder "
+                                 f"records step scores), got {len(self.reward_funcs)}")
+            self.recorder, self.process = recorder, process or ProcessConfig()
+
+        def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+            output = super()._generate_and_score_completions(inputs)
+            missing = {"completion_ids", "completion_mask", "advantages"} - set(output)
+            if missing or output["advantages"].dim() != 1:
+                raise RuntimeError(f"TRL's _generate_and_score_completions changed (missing {sorted(missing)} or "
+                                   "advantages not 1-D); the process arm is pinned to TRL 1.16")
+            ids, mask = output["completion_ids"], output["completion_mask"]
+            if len(self.recorder.scored) != ids.shape[0]:
+                raise RuntimeError(f"the reward function scored {len(self.recorder.scored)} completions for a batch "
+                                   f"of {ids.shape[0]}; the process arm needs its recorder behind the reward")
+            lengths = mask.sum(dim=1).tolist()
+            rows = [completion_step_scores(self.processing_class, ids[i, : int(n)].tolist(), text, scored)
+                    for i, (n, text, scored) in enumerate(zip(lengths, self.recorder.texts, self.recorder.scored,
+                                                              strict=True))]
+            # Groups can straddle processes: normalise over every process's rows, keep this process's.
+            every = gather_object([(s, e, int(n)) for (s, e), n in zip(rows, lengths, strict=True)])
+            mode = "train" if self.model.training else "eval"
+            groups = self.num_generations if mode == "train" else self.num_generations_eval
+            process = process_advantage_matrix([r[0] for r in every], [r[1] for r in every], [r[2] for r in every],
+                                               groups, ids.shape[1])
+            start = self.accelerator.process_index * ids.shape[0]
+            process = process[start:start + ids.shape[0]].to(ids.device)
+            w = self.process.outcome_weight
+            output["advantages"] = (1.0 - w) * process + w * output["advantages"].unsqueeze(1)
+            n_steps = [len(s) for s, _ in rows]
+            self._metrics[mode]["process/steps_per_completion"].append(sum(n_steps) / max(len(n_steps), 1))
+            self._metrics[mode]["process/abs_token_advantage"].append(
+                float((process.abs() * mask).sum() / mask.sum().clamp(min=1)))
+            return output
+
+    return ProcessGRPOTrainer
