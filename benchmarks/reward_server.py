@@ -27,7 +27,6 @@ import asyncio
 import http.client
 import json
 import os
-import random
 import socket
 import subprocess
 import sys
@@ -38,13 +37,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
+# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package; the
+# project root goes first instead, for benchmarks.workload.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx  # noqa: E402
 
-from prm.format import labels_from_first_error, split_steps  # noqa: E402
-from prm.tasks import ArithmeticSourceConfig, generate_arithmetic  # noqa: E402
+from benchmarks import workload  # noqa: E402
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,44 +64,14 @@ def _args() -> argparse.Namespace:
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--dtype", choices=("auto", "float32", "bfloat16", "float16"), default="auto",
                    help="server: PRM dtype (auto: the server's choice, bf16 on CUDA and on CPUs with native bf16)")
+    p.add_argument("--engine", choices=("transformers", "vllm"), default="transformers",
+                   help="server: scoring engine (vllm: the PRM through vLLM's pooling runner)")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args()
 
 
 def _emit(obj: dict) -> None:
     print(json.dumps(obj), flush=True)
-
-
-def _problems(n: int, seed: int) -> list[tuple[str, str, str, int]]:
-    """(question, solution, gold, first wrong step or -1): word problems of 2-8 steps; every other solution
-    has one wrong step."""
-    records = generate_arithmetic(ArithmeticSourceConfig(n_ops=(2, 4, 6, 8), per_level=max(1, n // 8)), seed=seed)
-    rng = random.Random(seed)
-    out = []
-    for i, r in enumerate(records):
-        solution, first_error = r.gold_solution, -1
-        if i % 2:
-            steps = split_steps(solution)
-            k = rng.randrange(len(steps))
-            lhs, rhs = steps[k].rsplit("= ", 1)
-            steps[k] = f"{lhs}= {int(rhs) + 1}"
-            first_error = k
-            solution = "\n".join(steps) + f"\nAnswer: {r.gold_answer}"
-        out.append((r.question, solution, r.gold_answer, first_error))
-    return out
-
-
-def default_prm(out: Path, seed: int) -> Path:
-    """A PRM trained for one step from the shipped policy: a real folder of the right size, scores meaningless."""
-    from prm.training import PRMTrainConfig, train_prm
-
-    rows = []
-    for question, solution, _, first_error in _problems(64, seed + 1):
-        steps = split_steps(solution)
-        rows.append({"prompt": question, "completions": steps,
-                     "labels": labels_from_first_error(len(steps), first_error)})
-    return train_prm(rows, out, PRMTrainConfig(base_model="arith-policy", max_steps=1, eval_steps=1000,
-                                               save_steps=1000, seed=seed))
 
 
 def _free_port() -> int:
@@ -115,7 +85,7 @@ def start_server(model: Path, args: argparse.Namespace, log: Path) -> tuple[subp
     cmd = [sys.executable, "-m", "prm.rewards.cli", "serve", "--model", str(model), "--shaping", "min",
            "--host", "127.0.0.1", "--port", str(port), "--max-batch", str(args.max_batch),
            "--max-wait-ms", str(args.max_wait_ms), "--threads", str(args.threads), "--device", args.device,
-           "--dtype", args.dtype,
+           "--dtype", args.dtype, "--engine", args.engine,
            "--max-samples", "1", "--log-level", "warning"]
     if args.forward_batch:
         cmd += ["--forward-batch", str(args.forward_batch)]
@@ -273,12 +243,12 @@ def main() -> None:
         if model is None:
             started = time.perf_counter()
             try:
-                model = default_prm(tmp / "prm", args.seed)
+                model = workload.default_prm(tmp / "prm", args.seed)
             except FileNotFoundError as err:
                 raise SystemExit(f"{err}; or pass --model DIR, a PRM folder") from None
             _emit({"stage": "prm", "model": str(model), "base": "arith-policy", "seconds": round(time.perf_counter()
                                                                                                  - started, 1)})
-        problems = _problems(args.requests, args.seed)
+        problems = workload.problems(args.requests, args.seed)
         bodies = [{"query": [q + "\n" + s + "</s>"], "prompts": [q + "\n"], "labels": [g]}
                   for q, s, g, _ in (problems[i % len(problems)] for i in range(args.requests))]
         hostile = hostile_bodies(problems)

@@ -1,8 +1,8 @@
 """The scoring benchmarks' shared workload: arithmetic word problems with gold or one-step-corrupted solutions,
 and a PRM of the shipped policy's size made in seconds (its scores mean nothing; its cost is the real one).
 
-Imported by ``benchmarks/scoring.py`` and ``benchmarks/gpu.py`` as ``benchmarks.workload`` (each puts the
-project root on ``sys.path``); the same problems and PRM as ``benchmarks/reward_server.py``'s.
+Imported by ``benchmarks/scoring.py``, ``benchmarks/reward_server.py`` and ``benchmarks/gpu.py`` as
+``benchmarks.workload`` (each puts the project root on ``sys.path``).
 """
 
 from __future__ import annotations

@@ -42,18 +42,21 @@ def main() -> None:
 
 
 def server_dtype(dtype: str, device: str) -> str:
-    """The server's dtype: ``auto`` is bf16 on CUDA and on CPUs with native bf16, where it serves concurrent
-    load faster (measured on AVX512-BF16: 3.6x one-at-a-time throughput vs 2.5x in fp32; a lone request is ~10%
-    slower), else fp32. The library's ScorerConfig keeps fp32 on CPU, where scores must match to 1e-6.
+    """The server's dtype: ``auto`` is the scorer's on CUDA (bf16, fp16 on GPUs without bf16), and bf16 on CPUs
+    with native bf16, where it serves concurrent load faster (measured on AVX512-BF16: 3.6x one-at-a-time
+    throughput vs 2.5x in fp32; a lone request is ~10% slower), else fp32. The library's ScorerConfig keeps fp32
+    on CPU, where scores must match to 1e-6.
 
-    >>> server_dtype("float32", "cpu"), server_dtype("auto", "cuda")
-    ('float32', 'bfloat16')
+    >>> server_dtype("float32", "cpu")
+    'float32'
     """
     if dtype != "auto":
         return dtype
     if device.startswith("cuda"):
-        return "bfloat16"
-    from prm.generation.vllm_worker import cpu_has_native_bf16
+        from prm.scoring.config import cuda_bf16, resolve_dtype
+
+        return resolve_dtype("auto", device, cuda_bf16(device))
+    from prm.generation.engine_device import cpu_has_native_bf16
 
     return "bfloat16" if cpu_has_native_bf16() else "float32"
 
