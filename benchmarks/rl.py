@@ -4,7 +4,9 @@ Run: ``.venv/bin/python benchmarks/rl.py [--prm DIR] [--steps 100]`` (CPU: ~40 m
 truth PRM, ~7 per arm; on a GPU machine the same script trains in bf16 and generates with vLLM where it imports).
 
 Arms (prm.rl.ARMS): outcome only (Math-Verify), PRM min-form + outcome, PRM summed + outcome (the naive form,
-to see whether it is hacked); ``--arms ... prm_min_prof`` adds the PROF-filtered arm. Training problems have
+to see whether it is hacked), and ``process``: DeepSeekMath's process-supervised GRPO (per-token advantages from
+the group-normalised step scores, mixed with the outcome advantage; prm.rl.process_grpo), with the same steps,
+problems and held-out set; ``--arms ... prm_min_prof`` adds the PROF-filtered arm. Training problems have
 9-10 operations (the policy was trained on 1-8) plus an equal share of 6-8; held-out problems are 6-10.
 
 The PRM: ``--prm DIR`` (e.g. ``models/prm/model``, the ``prm_model`` asset's), else one trained here on exact
@@ -33,6 +35,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from prm.format import first_error_of, labels_from_first_error, split_steps  # noqa: E402
 from prm.models import model_cache_dir, model_version, resolve_model  # noqa: E402
 from prm.rl import ARMS, RLRunConfig, compare_arms  # noqa: E402
+from prm.rl.constants import PROCESS  # noqa: E402
 from prm.tasks.arithmetic import ArithmeticConfig, generate_problems, step_truth  # noqa: E402
 
 TRUTH_PRM_SEED = 7_000  # problem seeds of the truth PRM's data, apart from prm.rl.data's train/eval seeds
@@ -45,7 +48,7 @@ def _args() -> argparse.Namespace:
     p.add_argument("--policy", default="arith-policy", help="policy name or folder")
     p.add_argument("--prm", default=None, help="PRM folder (default: a PRM trained here on exact step truth)")
     p.add_argument("--out", default=str(model_cache_dir() / "rl" / "benchmark"), help="output folder")
-    p.add_argument("--arms", nargs="+", default=list(RLRunConfig().arms), choices=tuple(ARMS))
+    p.add_argument("--arms", nargs="+", default=[*RLRunConfig().arms, PROCESS], choices=tuple(ARMS))
     p.add_argument("--steps", type=int, default=RLRunConfig().steps, help="GRPO steps per arm (same for all)")
     p.add_argument("--learning-rate", type=float, default=RLRunConfig().learning_rate)
     p.add_argument("--eval-problems", type=int, default=RLRunConfig().eval_problems, help="per difficulty")
