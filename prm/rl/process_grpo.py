@@ -34,13 +34,12 @@ from typing import Any
 import torch
 
 from prm.rewards.rewarder import Rewarder, ScoredCompletion
+from prm.rewards.token_spans import step_end_tokens, token_char_ends
 from prm.rl.constants import DEFAULT_PROCESS_OUTCOME_WEIGHT
 from prm.rl.process_advantages import (
     normalise_group,
-    step_end_tokens,
     step_scores,
     token_advantages,
-    token_char_ends,
 )
 
 logger = logging.getLogger(__name__)

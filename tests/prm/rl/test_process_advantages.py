@@ -10,12 +10,11 @@ import torch
 
 from prm.format import segment
 from prm.policy import build_char_tokenizer
+from prm.rewards.token_spans import step_end_tokens, token_char_ends
 from prm.rl.process_advantages import (
     normalise_group,
-    step_end_tokens,
     step_scores,
     token_advantages,
-    token_char_ends,
 )
 from prm.rl.process_grpo import process_advantage_matrix
 
