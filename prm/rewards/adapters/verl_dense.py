@@ -1,0 +1,149 @@
+"""Dense PRM rewards for verl: each step's reward on the last token of that step, in verl's token-level reward
+tensor, through a reward-manager-shaped class. Nothing of verl is imported (verl does not install here).
+
+The layout is verl's ``NaiveRewardManager.__call__`` (``verl/workers/reward_manager/naive.py``, read at commit
+0df61dc5 of volcengine/verl, the v0.4-era manager; the lines used are unchanged through v0.4.x):
+
+* ``data.batch["prompts"]`` ``(B, P)``, ``data.batch["responses"]`` ``(B, R)`` and ``data.batch["attention_mask"]``
+  ``(B, P + R)``; a response's valid tokens are the ones its ``attention_mask[P:]`` marks (verl right-pads
+  responses; left padding is handled the same way here);
+* ``reward_tensor = torch.zeros_like(data.batch["responses"], dtype=torch.float32)``; the naive manager puts
+  one scalar at ``[i, valid_response_length - 1]``, this one puts several;
+* ``__call__(data, return_dict=False)`` returns the tensor, or ``{"reward_tensor": ..., "reward_extra_info":
+  {key: [one value per response]}}``; verl stores it as ``token_level_scores``.
+* ``data.non_tensor_batch`` holds ``reward_model`` (``{"ground_truth": ...}``), ``data_source`` and
+  ``extra_info`` per response.
+
+``data`` is a verl ``DataProto`` or, in this project's tests, the documented stand-in: a mapping
+``{"batch": {name: tensor}, "non_tensor_batch": {name: sequence}}`` (:func:`batch_parts` reads both).
+
+Per response: step ``k`` gets ``(1 - w) * value(score_k)`` on its last token, where ``value`` is Clip's
+``min(score - eta, 0)`` (``step_value="clip"``, the default: never positive, so writing more steps never pays,
+Gao et al. 2024) or the raw P(good) (``"score"``); the outcome gets ``w * outcome`` on the last valid token,
+``w`` being ``RewardConfig.outcome_weight``. NaN or missing scores place nothing. A step whose end falls past
+the response (the response was cut at ``max_response_length``, or the spans came from a longer text) is
+dropped (``past_end="drop"``, the default: its last token was never generated) or put on the last valid token
+(``"clip"``). Steps past the PRM's context carry :data:`~prm.rewards.constants.NO_STEP_SCORE` from
+:mod:`prm.rewards.steps`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import os
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+
+from prm.rewards.adapters.verl import PROBLEM_KEYS, _gold, _problem
+from prm.rewards.config import RewardConfig
+from prm.rewards.constants import PRM_DIR_ENV
+from prm.rewards.rewarder import Rewarder, load_rewarder
+from prm.rewards.token_spans import Span, token_char_ends
+
+STEP_VALUES = ("clip", "score")
+PAST_END = ("drop", "clip")
+
+
+def step_value(score: float, kind: str, eta: float) -> float:
+    """A step's dense reward before the ``1 - w`` weight: Clip's ``min(score - eta, 0)`` or the raw score.
+
+    >>> step_value(0.9, "clip", 0.5), step_value(0.2, "clip", 0.5), step_value(0.2, "score", 0.5)
+    (0.0, -0.3, 0.2)
+    """
+    return min(score - eta, 0.0) if kind == "clip" else score
+
+
+def dense_rewards(char_ends: Sequence[int], spans: Sequence[Span], rewards: Sequence[float],
+                  past_end: str = "drop") -> torch.Tensor:
+    """A float tensor of ``len(char_ends)`` (the response's tokens) with ``rewards[k]`` on the token holding
+    the last character of ``spans[k]`` and zeros elsewhere; several steps ending in one token add up. A NaN
+    reward or an empty span places nothing; a span ending past the decoded text is dropped or, with
+    ``past_end="clip"``, put on the last token.
+
+    >>> dense_rewards([1, 2, 3, 4, 5], [(0, 2), (3, 5), (3, 9)], [0.5, -1.0, 2.0]).tolist()
+    [0.0, 0.5, 0.0, 0.0, -1.0]
+    >>> dense_rewards([1, 2, 3, 4, 5], [(3, 9)], [2.0], past_end="clip").tolist()
+    [0.0, 0.0, 0.0, 0.0, 2.0]
+    """
+    if past_end not in PAST_END:
+        raise ValueError(f"past_end={past_end!r} must be one of {PAST_END}")
+    out = torch.zeros(len(char_ends), dtype=torch.float32)
+    for (start, end), reward in zip(spans, rewards, strict=True):
+        if end <= start or not math.isfinite(reward) or not char_ends:
+            continue
+        i = bisect.bisect_left(char_ends, end)
+        if i >= len(char_ends):
+            if past_end == "drop":
+                continue
+            i = len(char_ends) - 1
+        out[i] += reward
+    return out
+
+
+def batch_parts(data: Any) -> tuple[Mapping[str, torch.Tensor], Mapping[str, Any]]:
+    """``(batch, non_tensor_batch)`` of a verl ``DataProto`` or of the stand-in mapping."""
+    if isinstance(data, Mapping):
+        return data["batch"], data.get("non_tensor_batch", {})
+    return data.batch, data.non_tensor_batch
+
+
+class PRMDenseRewardManager:
+    """verl reward manager: dense PRM step rewards plus the outcome, as ``token_level_scores``.
+
+    ``tokenizer``: the policy's. ``num_examine``, ``compute_score``, ``reward_fn_key``: what verl's
+    ``load_reward_manager`` passes every manager (``compute_score`` is unused: the PRM and Math-Verify score).
+    ``prm_dir``: the PRM folder (else ``$PRM_REWARD_MODEL``); ``step_value``, ``past_end``, ``problem_key`` and
+    any :class:`~prm.rewards.RewardConfig` field (``outcome_weight``, ``eta``) come from verl's ``reward_kwargs``.
+    ``rewarder``: an already loaded :class:`~prm.rewards.Rewarder` (tests; it wins over ``prm_dir``).
+    """
+
+    def __init__(self, tokenizer: Any, num_examine: int = 0, compute_score: Any = None,
+                 reward_fn_key: str = "data_source", *, prm_dir: str | None = None, step_value: str = "clip",
+                 past_end: str = "drop", problem_key: str | None = None, rewarder: Rewarder | None = None,
+                 **reward_kwargs: Any) -> None:
+        if step_value not in STEP_VALUES:
+            raise ValueError(f"step_value={step_value!r} must be one of {STEP_VALUES}")
+        if past_end not in PAST_END:
+            raise ValueError(f"past_end={past_end!r} must be one of {PAST_END}")
+        if rewarder is None:
+            prm_dir = prm_dir or os.environ.get(PRM_DIR_ENV)
+            if not prm_dir:
+                raise ValueError(f"no PRM folder: set reward_kwargs.prm_dir in verl's reward_model block, or export "
+                                 f"{PRM_DIR_ENV}=/path/to/prm")
+            rewarder = load_rewarder(prm_dir, RewardConfig().with_overrides(reward_kwargs))
+        self.tokenizer, self.num_examine, self.reward_fn_key = tokenizer, num_examine, reward_fn_key
+        self.rewarder, self.step_value, self.past_end, self.problem_key = rewarder, step_value, past_end, problem_key
+
+    def __call__(self, data: Any, return_dict: bool = False) -> torch.Tensor | dict[str, Any]:
+        batch, extra = batch_parts(data)
+        responses = batch["responses"]
+        prompt_length = batch["prompts"].shape[-1]
+        reward_tensor = torch.zeros_like(responses, dtype=torch.float32)
+        positions = [torch.nonzero(batch["attention_mask"][i, prompt_length:], as_tuple=True)[0]
+                     for i in range(responses.shape[0])]
+        ids = [responses[i, pos].tolist() for i, pos in enumerate(positions)]
+        texts = [self.tokenizer.decode(row, skip_special_tokens=True) for row in ids]
+        n = len(texts)
+        infos = list(extra.get("extra_info", [None] * n))
+        golds = [_gold((rm or {}).get("ground_truth")) for rm in extra.get("reward_model", [None] * n)]
+        problems = [_problem(info, self.problem_key) for info in infos]
+        scored = self.rewarder.score(problems, texts, golds)
+        config, info = self.rewarder.config, defaultdict(list)
+        w = config.outcome_weight
+        for i, (pos, s) in enumerate(zip(positions, scored, strict=True)):
+            spans = s.steps.spans[: len(s.steps.scores)]  # a completion the PRM did not score places no step
+            values = [(1.0 - w) * step_value(x, self.step_value, config.eta) for x in s.steps.scores]
+            row = dense_rewards(token_char_ends(self.tokenizer, ids[i]), spans, values, self.past_end)
+            if len(pos):  # an empty response has no token to hold a reward: its row stays zero
+                row[-1] += w * (s.shaped.outcome if s.shaped.outcome is not None else 0.0)
+                reward_tensor[i, pos] = row
+            for key, value in {"score": float(row.sum()), **s.shaped.extras()}.items():
+                info[key].append(value)
+        return {"reward_tensor": reward_tensor, "reward_extra_info": dict(info)} if return_dict else reward_tensor
+
+
+__all__ = ["PROBLEM_KEYS", "PRMDenseRewardManager", "batch_parts", "dense_rewards", "step_value"]
