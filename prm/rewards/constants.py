@@ -41,6 +41,9 @@ PAD_TEXTS = ("<pad>", "</s>", "<s>", "<|endoftext|>", "<|im_end|>", "<|eot_id|>"
 PRM_DIR_ENV = "PRM_REWARD_MODEL"
 # Optional: the shaping name for those adapters (RewardConfig.shaping), when no kwarg sets it.
 SHAPING_ENV = "PRM_REWARD_SHAPING"
+# Optional, OpenRLHF's file-style reward_func: "1" adds each sample's per-step scores ("step_rewards") to its
+# result; OpenRLHF reads only rewards/scores/extra_logs, so the key is there for a customised experience maker.
+STEPS_ENV = "PRM_REWARD_STEPS"
 
 # File descriptors the reward server keeps out of its connection cap: the model's files, the tokenizer, the
 # thread pools' pipes, logs. A loaded 7B PRM holds a few dozen; 256 leaves room without a measurement per model.

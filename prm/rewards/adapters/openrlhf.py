@@ -9,6 +9,12 @@ response), ``prompts`` the rendered prompts, ``labels`` the ``--label_key`` colu
 ``scores`` (0-1) the dynamic filtering, ``extra_logs`` wandb. Its HTTP client POSTs
 ``{"query": [...], "prompts": [...], "labels": [...]}`` and reads the same keys from the JSON reply.
 
+Per step: OpenRLHF's protocol carries one reward per sample (its PPO puts it on the response's last token), and
+``extra_logs`` values must be one number per sample, so step scores cannot ride there. With ``per_step=True``
+(:func:`remote_payload`) or ``PRM_REWARD_STEPS=1`` (``reward_func``) the result also holds ``step_rewards`` (each
+sample's P(good) per step, NO_STEP_SCORE past the PRM's context) and ``step_spans`` (``[start, end)`` of each step
+in the response text): OpenRLHF ignores them, a customised experience maker can place them per token.
+
 OpenRLHF catches a failing reward call and drops the sample without a word, so nothing here raises on model
 text; the PRM folder comes from the ``PRM_REWARD_MODEL`` environment variable (and the shaping from
 ``PRM_REWARD_SHAPING``), as OpenRLHF passes nothing else. Run with::
@@ -21,13 +27,14 @@ text; the PRM folder comes from the ``PRM_REWARD_MODEL`` environment variable (a
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import Sequence
 from typing import Any
 
 from prm.rewards.adapters.messages import problem_text
 from prm.rewards.config import RewardConfig
-from prm.rewards.constants import PRM_DIR_ENV, SHAPING_ENV
+from prm.rewards.constants import PRM_DIR_ENV, SHAPING_ENV, STEPS_ENV
 from prm.rewards.rewarder import Rewarder, load_rewarder
 
 logger = logging.getLogger(__name__)
@@ -46,10 +53,11 @@ def split_query(query: str, prompt: str) -> str:
 
 
 def remote_payload(rewarder: Rewarder, queries: Sequence[str], prompts: Sequence[str],
-                   labels: Sequence[Any] | None) -> dict[str, Any]:
+                   labels: Sequence[Any] | None, per_step: bool = False) -> dict[str, Any]:
     """OpenRLHF's reward result as plain lists (JSON-ready): ``rewards``, ``scores`` (the outcome, 0 or 1,
     for dynamic filtering; the reward clipped to [0, 1] when there is no label) and per-sample
-    ``extra_logs``. A missing label counts as a wrong answer when the config needs an outcome (warned)."""
+    ``extra_logs``; with ``per_step``, also ``step_rewards`` and ``step_spans`` (see the module docstring). A
+    missing label counts as a wrong answer when the config needs an outcome (warned)."""
     config = rewarder.config
     golds = [None if label is None or str(label) == "" else str(label)
              for label in (labels if labels is not None else [None] * len(queries))]
@@ -60,12 +68,16 @@ def remote_payload(rewarder: Rewarder, queries: Sequence[str], prompts: Sequence
     responses = [split_query(q, p) for q, p in zip(queries, prompts, strict=True)]
     scored = rewarder.score([problem_text(p) for p in prompts], responses, golds)
     extras = [s.shaped.extras() for s in scored]
-    return {
+    payload = {
         "rewards": [s.reward for s in scored],
         "scores": [s.shaped.outcome if s.shaped.outcome is not None else min(max(s.reward, 0.0), 1.0)
                    for s in scored],
         "extra_logs": {key: [e[key] for e in extras] for key in (extras[0] if extras else {})},
     }
+    if per_step:  # NaN (none from our PRMs) would break strict JSON: written as None
+        payload["step_rewards"] = [[x if math.isfinite(x) else None for x in s.steps.scores] for s in scored]
+        payload["step_spans"] = [[list(span) for span in s.steps.spans] for s in scored]
+    return payload
 
 
 def _rewarder() -> Rewarder:
@@ -77,12 +89,19 @@ def _rewarder() -> Rewarder:
 
 def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any] | None = None,
                 **kwargs: Any) -> dict[str, Any]:
-    """OpenRLHF's file-style reward: ``{"rewards", "scores", "extra_logs"}`` as float tensors."""
+    """OpenRLHF's file-style reward: ``{"rewards", "scores", "extra_logs"}`` as float tensors; with
+    ``PRM_REWARD_STEPS=1`` also ``step_rewards`` (one tensor per sample) and ``step_spans``."""
     import torch
 
-    payload = remote_payload(_rewarder(), queries, prompts, labels)
-    return {
+    per_step = os.environ.get(STEPS_ENV, "") == "1"
+    payload = remote_payload(_rewarder(), queries, prompts, labels, per_step=per_step)
+    result: dict[str, Any] = {
         "rewards": torch.tensor(payload["rewards"], dtype=torch.float32),
         "scores": torch.tensor(payload["scores"], dtype=torch.float32),
         "extra_logs": {k: torch.tensor(v, dtype=torch.float32) for k, v in payload["extra_logs"].items()},
     }
+    if per_step:
+        result["step_rewards"] = [torch.tensor([math.nan if x is None else x for x in row], dtype=torch.float32)
+                                  for row in payload["step_rewards"]]
+        result["step_spans"] = payload["step_spans"]
+    return result
