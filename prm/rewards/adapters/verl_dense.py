@@ -14,6 +14,11 @@ The layout is verl's ``NaiveRewardManager.__call__`` (``verl/workers/reward_mana
 * ``data.non_tensor_batch`` holds ``reward_model`` (``{"ground_truth": ...}``), ``data_source`` and
   ``extra_info`` per response.
 
+Wiring: importing this file registers the class as ``prm_dense`` (:func:`register_with_verl`); it also exports
+``compute_score`` (the scalar adapter of :mod:`prm.rewards.adapters.verl`), so it can be verl's
+``custom_reward_function.path``. verl builds the manager as ``cls(tokenizer=..., num_examine=...,
+compute_score=..., reward_fn_key=..., **reward_model.reward_kwargs)``.
+
 ``data`` is a verl ``DataProto`` or, in this project's tests, the documented stand-in: a mapping
 ``{"batch": {name: tensor}, "non_tensor_batch": {name: sequence}}`` (:func:`batch_parts` reads both).
 
@@ -38,7 +43,7 @@ from typing import Any
 
 import torch
 
-from prm.rewards.adapters.verl import PROBLEM_KEYS, _gold, _problem
+from prm.rewards.adapters.verl import PROBLEM_KEYS, _gold, _problem, compute_score
 from prm.rewards.config import RewardConfig
 from prm.rewards.constants import PRM_DIR_ENV
 from prm.rewards.rewarder import Rewarder, load_rewarder
@@ -46,6 +51,8 @@ from prm.rewards.token_spans import Span, token_char_ends
 
 STEP_VALUES = ("clip", "score")
 PAST_END = ("drop", "clip")
+# The name the manager registers under in verl's reward-manager registry (reward_model.reward_manager).
+VERL_MANAGER_NAME = "prm_dense"
 
 
 def step_value(score: float, kind: str, eta: float) -> float:
@@ -146,4 +153,20 @@ class PRMDenseRewardManager:
         return {"reward_tensor": reward_tensor, "reward_extra_info": dict(info)} if return_dict else reward_tensor
 
 
-__all__ = ["PROBLEM_KEYS", "PRMDenseRewardManager", "batch_parts", "dense_rewards", "step_value"]
+def register_with_verl(name: str = VERL_MANAGER_NAME) -> bool:
+    """Register :class:`PRMDenseRewardManager` in verl's reward-manager registry (``verl.workers.reward_manager.
+    registry``, whose ``register`` refuses a second class under one name, so a name already taken is left as
+    it is); False where verl does not import. Runs when verl loads this file as its custom reward function."""
+    try:
+        from verl.workers.reward_manager import registry
+    except ImportError:
+        return False
+    if name not in registry.REWARD_MANAGER_REGISTRY:
+        registry.register(name)(PRMDenseRewardManager)
+    return True
+
+
+register_with_verl()
+
+__all__ = ["PROBLEM_KEYS", "PRMDenseRewardManager", "batch_parts", "compute_score", "dense_rewards",
+           "register_with_verl", "step_value"]

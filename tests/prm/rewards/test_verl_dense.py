@@ -132,3 +132,17 @@ def test_with_the_real_tiny_prm(tiny_prm: Path):
     out = mgr(verl_batch([TEXT], ["3"]))
     assert out.shape == (1, RESPONSE_LEN)
     assert torch.nonzero(out[0]).flatten().tolist() == [3, 9]  # two steps, P(good) > 0 from a real PRM
+
+
+def test_the_file_loads_as_verls_custom_reward_function():
+    """verl imports custom_reward_function.path as "custom_module"; the file brings compute_score and the manager,
+    and registers the manager where verl imports (it does not here, so registration reports False)."""
+    import importlib.util
+
+    import prm.rewards.adapters.verl_dense as dense
+
+    spec = importlib.util.spec_from_file_location("custom_module", dense.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert callable(module.compute_score) and module.PRMDenseRewardManager.__name__ == "PRMDenseRewardManager"
+    assert module.register_with_verl() is (importlib.util.find_spec("verl") is not None)
