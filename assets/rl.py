@@ -17,7 +17,7 @@ class RLAssetConfig(dg.Config):
     """A short run of prm.rl.RLRunConfig: a minute or two on a CPU, enough to see every arm move."""
 
     policy: str = "arith-policy"  # the warm-started policy (prm.models.resolve_model)
-    arms: list[str] = ["outcome", "prm_min", "prm_sum"]  # prm.rl.ARMS; "prm_min_prof" adds the PROF filter
+    arms: list[str] = ["outcome", "prm_min", "prm_sum"]  # prm.rl.ARMS; "prm_min_prof" (PROF), "process" (per token)
     steps: int = 6  # GRPO steps per arm, the same for every arm
     batch_size: int = 16  # completions per step (4 prompts x 4)
     num_generations: int = 4

@@ -1,6 +1,7 @@
 """RL runs that feed the PRM to TRL's GRPO: one arm per reward (outcome only, PRM min-form + outcome, PRM
-summed + outcome), the same policy, problems and budget for each, held-out accuracy and hacking signals
-before and after. Never imports dagster; TRL is imported when a run starts.
+summed + outcome, and ``process``: DeepSeekMath's per-token process advantages, prm.rl.process_grpo), the same
+policy, problems and budget for each, held-out accuracy and hacking signals before and after. Never imports
+dagster; TRL is imported when a run starts.
 """
 
 from prm.rl.config import ARMS, RLRunConfig
