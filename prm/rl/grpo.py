@@ -154,13 +154,17 @@ class ArmResult:
                    wall_s=data["wall_s"], policy_dir=Path(data["policy_dir"]) if data["policy_dir"] else None)
 
 
-def run_key(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig) -> dict[str, Any]:
+def run_key(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig, arm: str | None = None
+            ) -> dict[str, Any]:
     """What an arm's result depends on besides the arm: the policy's and the PRM's versions and the config
-    (not which other arms run beside it). Stored in ``result.json``; :func:`prm.rl.compare_arms` reuses a
-    result only when its key is equal."""
+    (not which other arms run beside it), plus a process arm's :class:`~prm.rl.process_grpo.ProcessConfig`.
+    Stored in ``result.json``; :func:`prm.rl.compare_arms` reuses a result only when its key is equal."""
     from prm.models import model_version
 
-    return {"policy": model_version(policy_dir), "prm": model_version(prm_dir), "config": _shared(config.to_dict())}
+    key = {"policy": model_version(policy_dir), "prm": model_version(prm_dir), "config": _shared(config.to_dict())}
+    if arm in PROCESS_ARMS:
+        key["process"] = asdict(PROCESS_ARMS[arm])
+    return key
 
 
 def _shared(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -387,6 +391,6 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
     if main:
         from prm.export.io import atomic_write_text
 
-        record = {"key": run_key(policy_dir, prm_dir, config), **result.to_dict()}
+        record = {"key": run_key(policy_dir, prm_dir, config, arm), **result.to_dict()}
         atomic_write_text(out / RESULT_FILE, json.dumps(record, indent=1, allow_nan=False))
     return result

@@ -160,9 +160,8 @@ def compare_arms(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfi
     out = Path(out_dir)
     results: list[ArmResult] = []
     before: HeldOut | None = None
-    key = run_key(policy_dir, prm_dir, config) if resume else None
     for arm in config.arms:
-        result = load_result(out / arm, key) if key else None
+        result = load_result(out / arm, run_key(policy_dir, prm_dir, config, arm)) if resume else None
         if progress:
             progress(f"arm {arm}: " + ("finished earlier, read back" if result else f"{config.steps} GRPO steps"))
         if result is None:

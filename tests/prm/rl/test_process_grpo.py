@@ -11,7 +11,7 @@ import torch
 from prm.rl.config import ARMS, PROCESS_ARMS
 from prm.rl.constants import PROCESS
 from prm.rl.data import dataset_rows, train_problems
-from prm.rl.grpo import arm_trainer, grpo_args, run_grpo
+from prm.rl.grpo import arm_trainer, grpo_args, load_result, run_grpo, run_key
 from prm.rl.process_grpo import ProcessConfig, completion_step_scores, process_advantage_matrix
 from tests.prm.rl.conftest import TINY_RUN
 
@@ -27,6 +27,9 @@ def test_process_arm_trains_two_steps_through_run_grpo(tiny_lm: Path, tiny_prm: 
     assert result.arm == PROCESS and result.steps == 2
     assert [p.step for p in result.curve] == [1, 2]
     assert all(p.n_steps is not None and p.min_step_score is not None for p in result.curve)
+    # the arm's ProcessConfig is part of its result's key: a changed mix weight reruns it
+    assert load_result(tmp_path, run_key(tiny_lm, tiny_prm, TINY_RUN, PROCESS)) == result
+    assert load_result(tmp_path, run_key(tiny_lm, tiny_prm, TINY_RUN)) is None
 
 
 def test_trainer_feeds_per_token_advantages_to_the_loss(tiny_lm: Path, tiny_prm: Path, tmp_path: Path):
