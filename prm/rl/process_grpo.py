@@ -158,9 +158,10 @@ def process_trainer_class() -> type:
             process = process[start:start + ids.shape[0]].to(ids.device)
             w = self.process.outcome_weight
             output["advantages"] = (1.0 - w) * process + w * output["advantages"].unsqueeze(1)
+            # Logged under their own prefix: the reward function, named after the arm, logs "<arm>/<key>".
             n_steps = [len(s) for s, _ in rows]
-            self._metrics[mode]["process/steps_per_completion"].append(sum(n_steps) / max(len(n_steps), 1))
-            self._metrics[mode]["process/abs_token_advantage"].append(
+            self._metrics[mode]["token_advantage/steps_per_completion"].append(sum(n_steps) / max(len(n_steps), 1))
+            self._metrics[mode]["token_advantage/mean_abs"].append(
                 float((process.abs() * mask).sum() / mask.sum().clamp(min=1)))
             return output
 

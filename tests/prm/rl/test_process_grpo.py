@@ -48,7 +48,7 @@ def test_trainer_feeds_per_token_advantages_to_the_loss(tiny_lm: Path, tiny_prm:
     trainer.train()
     assert trainer.state.global_step == 2
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
-    logged = [h for h in trainer.state.log_history if "process/steps_per_completion" in h]
+    logged = [h for h in trainer.state.log_history if "token_advantage/steps_per_completion" in h]
     assert len(logged) == 2
 
     batch = next(iter(trainer.get_train_dataloader()))
