@@ -1,0 +1,82 @@
+"""Best-of-N and majority vote: ``n`` full solutions per problem, picked by the PRM or by the most common answer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from prm.evaluation.prm_eval import ScoredSolution, majority_pick
+from prm.format import segment
+from prm.generation.backend import derive_seed
+from prm.search.config import SearchConfig
+from prm.search.expand import Expander, Expansion
+from prm.search.pick import pick_best
+from prm.search.scoring import score_candidates
+from prm.search.types import Beam, SearchResult
+
+# Offsets the sampling rounds' seeds from the tree rounds' (derive_seed(seed, step)), so best-of-N never replays
+# the exact draws of a tree method's first step.
+_SAMPLE_SEED_OFFSET = 1_000_003
+
+
+def sample_pool(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander,
+                config: SearchConfig) -> tuple[list[list[Expansion]], list[int]]:
+    """(full solutions per question, tokens generated per question): rounds of ``m`` samples until ``n`` are
+    drawn or the question's token budget is spent (at least one round)."""
+    prompts = [prompter(q) for q in questions]
+    pools: list[list[Expansion]] = [[] for _ in questions]
+    spent = [0] * len(questions)
+    for round_ in range(-(-config.n // config.m)):
+        todo = [p for p in range(len(questions))
+                if round_ == 0 or config.token_budget is None or spent[p] < config.token_budget]
+        if not todo:
+            break
+        size = min(config.m, config.n - round_ * config.m)
+        drawn = expander([prompts[p] for p in todo], size, stop=(), max_tokens=config.max_solution_tokens,
+                         temperature=config.temperature, seed=derive_seed(config.seed + _SAMPLE_SEED_OFFSET, round_))
+        for p, found in zip(todo, drawn, strict=True):
+            pools[p] += found
+            spent[p] += sum(e.tokens for e in found)
+    return pools, spent
+
+
+def best_of_n(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Any,
+              config: SearchConfig, pools: tuple[list[list[Expansion]], list[int]] | None = None
+              ) -> list[SearchResult]:
+    """Each question's sample with the highest PRM aggregate (:func:`pick_best`); ``pools`` reuses
+    :func:`sample_pool`'s draws (the benchmark gives best-of-N and majority vote the same samples)."""
+    samples, spent = pools or sample_pool(questions, prompter, expander, config)
+    beams = [[_as_beam(e) for e in found] for found in samples]
+    flat = [(q, b.steps) for q, bs in zip(questions, beams, strict=True) for b in bs]
+    scores = iter(score_candidates(scorer, flat)[0])
+    results = []
+    for p, question in enumerate(questions):
+        scored = [Beam(b.completion, b.steps, tuple(next(scores)), True) for b in beams[p]]
+        best = pick_best(scored, config.aggregation) if scored else Beam()
+        results.append(SearchResult("best_of_n", question, best.completion, best.answer, best.scores, spent[p],
+                                    len(scored)))
+    return results
+
+
+def majority_vote(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Any,
+                  config: SearchConfig, pools: tuple[list[list[Expansion]], list[int]] | None = None
+                  ) -> list[SearchResult]:
+    """Each question's most common final answer (``prm.evaluation.majority_pick``); the PRM is not read."""
+    samples, spent = pools or sample_pool(questions, prompter, expander, config)
+    results = []
+    for p, question in enumerate(questions):
+        beams = [_as_beam(e) for e in samples[p]]
+        if beams:
+            # majority_pick reads only the answers; ScoredSolution insists on a score, so each gets a neutral one.
+            votes = [ScoredSolution(str(i), "p", (1.0,), None, b.answer) for i, b in enumerate(beams)]
+            best = beams[int(majority_pick(votes).solution_id)]
+        else:
+            best = Beam()
+        results.append(SearchResult("majority_vote", question, best.completion, best.answer, (), spent[p],
+                                    len(beams)))
+    return results
+
+
+def _as_beam(expansion: Expansion) -> Beam:
+    seg = segment(expansion.text)
+    return Beam(expansion.text, seg.steps, (), True)
