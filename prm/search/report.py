@@ -19,8 +19,8 @@ def grade(results: Sequence[SearchResult], golds: Sequence[str]) -> list[bool]:
     return [bool(ok) for ok in grade_answers([(r.answer, g) for r, g in zip(results, golds, strict=True)])]
 
 
-def accuracy_ci(correct: Sequence[bool], *, n_boot: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """A 95% percentile-bootstrap interval of the accuracy, resampling problems.
+def accuracy_ci(correct: Sequence[float], *, n_boot: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """A 95% percentile-bootstrap interval of the accuracy, resampling problems (a problem may hold a mean over seeds).
 
     >>> accuracy_ci([True] * 10)
     (1.0, 1.0)

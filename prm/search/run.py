@@ -1,0 +1,71 @@
+"""One search run end to end: held-out generated problems, the policy on a real generation backend, the PRM on the
+batched scorer, graded picks and an accuracy with its interval."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from prm.format import Prompter
+from prm.search.config import SearchConfig
+from prm.search.expand import BackendExpander
+from prm.search.methods import run_search
+from prm.search.report import accuracy_ci, grade
+from prm.search.types import SearchResult
+from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
+from prm.tasks.records import ProblemRecord
+
+# Keeps search problems apart from the seeds the policy's and PRMs' training draws use (0 and small offsets);
+# the 6-8 step word-problem space is large, so a repeat is rare and harmless to a comparison between methods.
+_HELDOUT_SEED = 7_000
+
+
+def heldout_problems(n: int, seed: int = 0, n_ops: Sequence[int] = (6, 8)) -> list[ProblemRecord]:
+    """``n`` generated arithmetic word problems spread over ``n_ops`` (the policy slips on long ones).
+
+    >>> [len(heldout_problems(3, n_ops=(2, 4))), heldout_problems(1)[0].split]
+    [3, 'test']
+    """
+    per_level = -(-n // len(n_ops))
+    records = generate_arithmetic(ArithmeticSourceConfig(n_ops=tuple(n_ops), per_level=per_level, split="test"),
+                                  seed=_HELDOUT_SEED + seed)
+    # Interleave the levels, so that any first n mixes difficulties.
+    by_level = [records[i * per_level : (i + 1) * per_level] for i in range(len(n_ops))]
+    return [r for group in zip(*by_level, strict=False) for r in group][:n]
+
+
+@dataclass(frozen=True)
+class SearchSummary:
+    """A method's accuracy on a problem set, its 95% bootstrap interval, and what it generated."""
+
+    method: str
+    n: int
+    m: int
+    token_budget: int | None
+    problems: int
+    accuracy: float
+    accuracy_ci: tuple[float, float]
+    mean_generated_tokens: float
+    max_generated_tokens: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarize(method: str, config: SearchConfig, results: Sequence[SearchResult], golds: Sequence[str]
+              ) -> SearchSummary:
+    """Grade ``results`` against ``golds`` and summarise them."""
+    correct = grade(results, golds)
+    tokens = [r.generated_tokens for r in results]
+    return SearchSummary(method, config.n, config.m, config.token_budget, len(results), sum(correct) / len(correct),
+                         accuracy_ci(correct), sum(tokens) / len(tokens), max(tokens))
+
+
+def search_problems(method: str, problems: Sequence[ProblemRecord], backend: Any, scorer: Any,
+                    config: SearchConfig) -> SearchSummary:
+    """Run ``method`` on ``problems`` through ``backend`` (a :class:`prm.generation.GenerationBackend`) and
+    ``scorer`` (``prm.scoring.load_prm``), and grade it."""
+    prompter = Prompter(backend.info.model)
+    results = run_search(method, [p.question for p in problems], prompter, BackendExpander(backend), scorer, config)
+    return summarize(method, config, results, [p.gold_answer for p in problems])
