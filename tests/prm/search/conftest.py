@@ -1,0 +1,27 @@
+"""Fixtures for search tests: a tiny real PRM folder (two training steps from a random char-level LM) with a short
+context, so that a long step overflows it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.prm.conftest import save_tiny_lm, train_tiny_prm
+
+# Positions of the tiny PRM: a 2-operation word problem and a few steps fit; a 300-character step does not.
+TINY_PRM_CONTEXT = 192
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread():
+    import torch
+
+    torch.set_num_threads(1)  # the test machine is shared; tiny models gain nothing from more threads
+
+
+@pytest.fixture(scope="session")
+def tiny_prm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real PRM folder (token-classification head + prm_convention.json); its scores mean nothing."""
+    base = save_tiny_lm(tmp_path_factory.mktemp("search-lm"), TINY_PRM_CONTEXT)
+    return train_tiny_prm(base, tmp_path_factory.mktemp("search-prm") / "prm")
