@@ -4,7 +4,8 @@ Both run the same loop over *groups*. Each round expands every live beam of ever
 batched generation call for all problems, each expansion stopped at the step separator), scores each new
 candidate with one batched PRM call, and lets each group keep its best ``keep`` candidates by
 ``rank_key(scores, config.aggregation)`` (with ``"last"``, the new step's score). A kept candidate that is
-finished (stated its answer, wrote nothing, or overflowed the PRM) leaves the group and frees its slot.
+finished (stated its answer, wrote nothing, or overflowed the PRM) leaves the group and frees its slot; identical
+children (the same text sampled twice) hold one slot.
 
 * Beam search: one group per problem, ``keep = n``, starting from ``n`` copies of the empty solution, so every
   round scores ``n * m`` candidates.
@@ -123,7 +124,11 @@ def _select(group: _Group, kids: list[Beam], how: str) -> None:
         group.active = []
         return
     order = sorted(range(len(kids)), key=lambda i: -rank_key(kids[i].scores, how))  # stable: first of equals
-    kept = [kids[i] for i in order[: group.keep]]
+    # Identical children (two samples of the same step) hold one slot: a duplicate beam only repeats work.
+    unique: dict[str, Beam] = {}
+    for i in order:
+        unique.setdefault(kids[i].completion, kids[i])
+    kept = list(unique.values())[: group.keep]
     done = [k for k in kept if k.finished]
     group.ended += done
     group.keep -= len(done)

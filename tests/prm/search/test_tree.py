@@ -60,6 +60,12 @@ def test_dvts_subtrees_never_share_beams_while_beam_search_collapses() -> None:
         assert len(second_round) == 2
 
 
+def test_identical_children_hold_one_slot() -> None:
+    expander = ScriptedExpander(lambda done, i, j: "Answer: 4" if done else "2+2 = 4")
+    r = beam_search(["Q"], prompter, expander, ScriptedPRM({}), SearchConfig(n=3, m=2))[0]
+    assert r.answer == "4" and len(expander.calls[1]) == 1  # six equal children: one beam grows on
+
+
 def test_token_budget_accounting_per_problem() -> None:
     """Every generated token is counted against its own problem, dropped candidates included; the budget stops new
     rounds once spent, so a problem overshoots by at most one round."""
