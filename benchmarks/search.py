@@ -7,12 +7,12 @@ policy (``arith-policy``) on a real vLLM engine, and a PRM on the batched scorer
 ``models/prm/model`` (the ``prm_model`` asset's) when it exists, else one trained here for a few steps
 (``benchmarks/workload.py``'s ``default_prm``).
 
-Budget: generated tokens per problem, every expansion and sample counted, kept or not. Best-of-N and majority vote
-share one pool per (budget, seed): rounds of ``--m`` samples until the budget is spent. The tree methods get widths
-from the budget and the policy's mean solution length ``L`` (measured on the first pool): beam search
-``n = budget // (m * L)`` beams of ``m`` expansions, DVTS ``budget // (m * L)`` subtrees of ``m`` expansions, each at
-least one; the budget also caps them (no round starts once it is spent). Every method overshoots by at most one
-round, and ``mean_generated_tokens`` says what each really spent.
+Budget: generated tokens per problem, every expansion and sample counted, kept or not. Every method gets its width
+from the budget and the policy's mean solution length ``L`` (measured on a pilot of one sample per problem, at a
+seed no method uses, not counted): best-of-N and majority vote share one pool of ``budget // L`` samples per
+(budget, seed); beam search ``budget // (m * L)`` beams of ``m`` expansions; DVTS ``budget // (m * L)`` subtrees of
+``m`` expansions; each at least one. The budget also caps the tree methods (no round starts once it is spent, so
+they overshoot by at most one round), and ``mean_generated_tokens`` says what each method really spent.
 
 The last stdout line is one JSON object: ``budgets``, ``seeds``, ``methods`` (per method and budget: ``accuracy``
 pooled over seeds, ``accuracy_ci``, a 95% bootstrap over problems of each problem's mean correctness, the widths
@@ -38,6 +38,8 @@ from prm.scoring import load_prm  # noqa: E402
 from prm.search import BackendExpander, SearchConfig, accuracy_ci, grade, run_search  # noqa: E402
 from prm.search.run import heldout_problems  # noqa: E402
 from prm.search.sampling import best_of_n, majority_vote, sample_pool  # noqa: E402
+
+PILOT_SEED = 99_991  # the pilot's sampling seed: apart from every --seeds value a run is likely to use
 
 
 def _args() -> argparse.Namespace:
@@ -74,17 +76,15 @@ def main() -> None:
     correct: dict[tuple[str, int], list[list[bool]]] = {}  # (method, budget) -> per seed, per problem
     spent: dict[tuple[str, int], list[int]] = {}
     widths: dict[tuple[str, int], tuple[int, int]] = {}
-    solution_tokens = None
     with make_backend(GenerationConfig(model=policy, seed=0)) as backend:
         prompter, expander = Prompter(backend.info.model), BackendExpander(backend)
+        pilot = sample_pool(questions, prompter, expander, SearchConfig(n=1, m=1, seed=PILOT_SEED))[1]
+        solution_tokens = max(1, round(sum(pilot) / len(pilot)))
         for seed in args.seeds:
             for budget in args.budgets:
-                sampling = SearchConfig(n=10_000, m=args.m, aggregation=args.aggregation, token_budget=budget,
-                                        seed=seed)
+                samples = max(1, budget // solution_tokens)
+                sampling = SearchConfig(n=samples, m=samples, aggregation=args.aggregation, seed=seed)
                 pool = sample_pool(questions, prompter, expander, sampling)
-                if solution_tokens is None:
-                    drawn = [e.tokens for found in pool[0] for e in found]
-                    solution_tokens = max(1, round(sum(drawn) / len(drawn)))
                 runs = {"best_of_n": (sampling, best_of_n(questions, prompter, expander, scorer, sampling, pool)),
                         "majority_vote": (sampling, majority_vote(questions, prompter, expander, scorer, sampling,
                                                                   pool))}
@@ -106,7 +106,7 @@ def main() -> None:
         n, m = widths[(method, budget)]
         methods.append({"method": method, "budget": budget, "accuracy": sum(per_problem) / len(per_problem),
                         "accuracy_ci": list(accuracy_ci(per_problem)),
-                        "n": None if method in ("best_of_n", "majority_vote") else n, "m": m,
+                        "n": n, "m": m,
                         "mean_generated_tokens": sum(spent[(method, budget)]) / len(spent[(method, budget)])})
     print(json.dumps({"budgets": args.budgets, "seeds": args.seeds, "problems": len(problems), "methods": methods,
                       "prm": str(prm_dir), "policy": str(policy), "solution_tokens": solution_tokens,
