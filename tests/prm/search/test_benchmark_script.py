@@ -1,0 +1,30 @@
+"""benchmarks/search.py at a tiny size: its last line is the one JSON object the issue asks for."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+pytestmark = pytest.mark.slow
+
+
+def test_tiny_run_ends_with_budgets_and_every_method(tiny_prm: Path) -> None:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "search.py"), "--prm", str(tiny_prm),
+                           "--problems", "2", "--budgets", "100", "200", "--m", "2"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["budgets"] == [100, 200]
+    got = {(m["method"], m["budget"]) for m in result["methods"]}
+    assert got == {(k, b) for k in ("best_of_n", "majority_vote", "beam_search", "dvts") for b in (100, 200)}
+    for m in result["methods"]:
+        low, high = m["accuracy_ci"]
+        assert 0 <= low <= m["accuracy"] <= high <= 1 and m["mean_generated_tokens"] > 0
