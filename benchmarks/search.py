@@ -17,6 +17,7 @@ they overshoot by at most one round), and ``mean_generated_tokens`` says what ea
 The last stdout line is one JSON object: ``budgets``, ``seeds``, ``methods`` (per method and budget: ``accuracy``
 pooled over seeds, ``accuracy_ci``, a 95% bootstrap over problems of each problem's mean correctness, the widths
 and the generated tokens), ``prm``, ``policy``, ``solution_tokens`` and ``wall_s``.
+``--plot PNG`` draws accuracy against the tokens each method spent.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from prm.generation import GenerationConfig, make_backend  # noqa: E402
 from prm.models import model_cache_dir, resolve_model  # noqa: E402
 from prm.scoring import load_prm  # noqa: E402
 from prm.search import BackendExpander, SearchConfig, accuracy_ci, grade, run_search  # noqa: E402
+from prm.search.plots import plot_accuracy_vs_budget  # noqa: E402
 from prm.search.run import heldout_problems  # noqa: E402
 from prm.search.sampling import best_of_n, majority_vote, sample_pool  # noqa: E402
 
@@ -51,6 +53,7 @@ def _args() -> argparse.Namespace:
     p.add_argument("--m", type=int, default=4, help="expansions per beam per step; samples per sampling round")
     p.add_argument("--aggregation", default="last", help="how beams and samples are ranked (SearchConfig)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
+    p.add_argument("--plot", default=None, help="accuracy-against-budget PNG (default: none)")
     return p.parse_args()
 
 
@@ -108,6 +111,8 @@ def main() -> None:
                         "accuracy_ci": list(accuracy_ci(per_problem)),
                         "n": n, "m": m,
                         "mean_generated_tokens": sum(spent[(method, budget)]) / len(spent[(method, budget)])})
+    if args.plot:
+        plot_accuracy_vs_budget(methods, args.plot, title=f"{len(problems)} problems x {len(args.seeds)} seeds")
     print(json.dumps({"budgets": args.budgets, "seeds": args.seeds, "problems": len(problems), "methods": methods,
                       "prm": str(prm_dir), "policy": str(policy), "solution_tokens": solution_tokens,
                       "aggregation": args.aggregation, "wall_s": round(time.time() - start, 1)}))
