@@ -1,10 +1,12 @@
 """Evaluation of step labels and PRMs: shared metrics, ProcessBench-style PRM evaluation, best-of-N, plots."""
 
 from prm.evaluation.metrics import (
+    bootstrap_mean_ci,
     f1_difference_ci,
     first_error_accuracies,
     gap_closed,
     harmonic_mean,
+    paired_bootstrap_diff_ci,
     processbench_f1,
     ratio,
     roc_auc,
@@ -22,6 +24,7 @@ from prm.evaluation.prm_eval import (
 
 __all__ = [
     "ScoredSolution",
+    "bootstrap_mean_ci",
     "evaluate_best_of_n",
     "evaluate_processbench",
     "evaluation_markdown",
@@ -30,6 +33,7 @@ __all__ = [
     "first_error_accuracies",
     "gap_closed",
     "harmonic_mean",
+    "paired_bootstrap_diff_ci",
     "plot_best_of_n",
     "plot_label_sources",
     "processbench_f1",

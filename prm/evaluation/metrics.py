@@ -3,6 +3,9 @@
 * Step F1 takes the *wrong step* as the positive class (what a PRM must catch).
 * ProcessBench F1 (Zheng et al. 2024) = harmonic mean of the exact first-error match on wrong solutions
   (truth >= 0) and the acceptance of correct ones (truth = -1). A missing prediction is a miss.
+* :func:`bootstrap_mean_ci` / :func:`paired_bootstrap_diff_ci`: 95% percentile-bootstrap intervals of a mean
+  over problems (one value per problem, e.g. its share of right samples) and of a paired mean difference on
+  the same problems (an after-minus-before gain).
 * :func:`f1_difference_ci`: paired bootstrap of a ProcessBench F1 difference, resampling within the wrong
   and the correct group so both stay present.
 * :func:`roc_auc`: the probability that a random positive outranks a random negative, ties counting half
@@ -69,6 +72,39 @@ def processbench_f1(preds: Mapping[str, int | None], truth: Mapping[str, int]) -
     (1.0, 0.0)
     """
     return harmonic_mean(*first_error_accuracies(preds, truth))
+
+
+def bootstrap_mean_ci(values: Sequence[float], *, n_boot: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """95% percentile-bootstrap interval of the mean of ``values``, one value per problem: each of ``n_boot``
+    replicates resamples the problems with replacement (the samples of a problem stay together).
+
+    >>> bootstrap_mean_ci([0.25] * 8)
+    (0.25, 0.25)
+    >>> low, high = bootstrap_mean_ci([1.0, 0.0] * 20); low < 0.5 < high
+    True
+    """
+    if not values:
+        raise ValueError("bootstrap_mean_ci got no values: pass one value per problem (at least one)")
+    rng = random.Random(seed)
+    k = len(values)
+    means = sorted(sum(values[rng.randrange(k)] for _ in range(k)) / k for _ in range(n_boot))
+    return means[int(0.025 * n_boot)], means[min(n_boot - 1, int(0.975 * n_boot))]
+
+
+def paired_bootstrap_diff_ci(a: Sequence[float], b: Sequence[float], *, n_boot: int = 2000,
+                             seed: int = 0) -> tuple[float, float]:
+    """95% paired-bootstrap interval of ``mean(a) - mean(b)`` where ``a[i]`` and ``b[i]`` are the same problem
+    (e.g. its accuracy after and before training): problems are resampled, each keeping both of its values.
+
+    >>> paired_bootstrap_diff_ci([1.0, 0.0, 0.5], [1.0, 0.0, 0.5])
+    (0.0, 0.0)
+    >>> paired_bootstrap_diff_ci([1.0, 0.5], [0.5, 0.0])
+    (0.5, 0.5)
+    """
+    if len(a) != len(b):
+        raise ValueError(f"paired_bootstrap_diff_ci got {len(a)} and {len(b)} values: a paired interval needs one "
+                         "value per problem on both sides, in the same problem order")
+    return bootstrap_mean_ci([x - y for x, y in zip(a, b, strict=True)], n_boot=n_boot, seed=seed)
 
 
 def f1_difference_ci(preds_a: Mapping[str, int | None], preds_b: Mapping[str, int | None],

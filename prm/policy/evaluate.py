@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
@@ -47,6 +48,9 @@ class EvalTable:
     rows: tuple[EvalRow, ...]
     temperature: float
     samples_per_problem: int
+    # Each problem's share of right samples, in the order the problems were scored (all difficulties): what a
+    # bootstrap over problems resamples. Empty in tables written before it was kept (older policy cards).
+    problem_accuracy: tuple[float, ...] = ()
 
     def row(self, n_ops: int) -> EvalRow:
         """The row of one difficulty (0: all problems pooled)."""
@@ -56,8 +60,21 @@ class EvalTable:
         raise KeyError(f"no problems with n_ops={n_ops}; evaluated {[r.n_ops for r in self.rows]}")
 
     def to_dict(self) -> dict:
-        """JSON-ready form (used in ``policy_card.json``)."""
+        """JSON-ready form (used in ``policy_card.json``); :meth:`from_dict` reads it back."""
         return json.loads(json.dumps(asdict(self)))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EvalTable:
+        """The table :meth:`to_dict` wrote, also from cards written before ``problem_accuracy`` was kept.
+
+        >>> t = EvalTable((EvalRow(0, 1, 2, 0.5, 0.25, 1.0, 3.0),), 1.0, 2, (0.5,))
+        >>> old_card = {k: v for k, v in t.to_dict().items() if k != "problem_accuracy"}
+        >>> EvalTable.from_dict(t.to_dict()) == t, EvalTable.from_dict(old_card).problem_accuracy
+        (True, ())
+        """
+        return cls(rows=tuple(EvalRow(**row) for row in data["rows"]), temperature=data["temperature"],
+                   samples_per_problem=data["samples_per_problem"],
+                   problem_accuracy=tuple(data.get("problem_accuracy") or ()))
 
     def to_markdown(self) -> str:
         """The table as Markdown, one line per difficulty (``all`` for the pooled row)."""
@@ -113,8 +130,8 @@ def score_samples(
     >>> p = generate_problems(1, ArithmeticConfig(n_ops=2), seed=0)[0]
     >>> table = score_samples([p], [[p.gold_solution(), "oops\\nAnswer: 0"]])
     >>> r = table.row(2)
-    >>> r.answer_accuracy, round(r.step_error_rate, 3), r.mixed_share
-    (0.5, 0.333, 1.0)
+    >>> r.answer_accuracy, round(r.step_error_rate, 3), r.mixed_share, table.problem_accuracy
+    (0.5, 0.333, 1.0, (0.5,))
     """
     by_ops: dict[int, list[int]] = defaultdict(list)
     for i, problem in enumerate(problems):
@@ -122,7 +139,10 @@ def score_samples(
     rows = [_row(ops, [problems[i] for i in idx], [samples[i] for i in idx]) for ops, idx in sorted(by_ops.items())]
     pooled = _row(0, problems, samples)
     per_problem = len(samples[0]) if samples else 0
-    return EvalTable(rows=(pooled, *rows), temperature=temperature, samples_per_problem=per_problem)
+    accuracy = tuple(sum(_is_right(p, t) for t in texts) / max(len(texts), 1)
+                     for p, texts in zip(problems, samples, strict=True))
+    return EvalTable(rows=(pooled, *rows), temperature=temperature, samples_per_problem=per_problem,
+                     problem_accuracy=accuracy)
 
 
 def default_device() -> torch.device:

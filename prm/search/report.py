@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 
+from prm.evaluation.metrics import bootstrap_mean_ci
 from prm.search.types import SearchResult
 from verifiers import grade_answers
 
@@ -20,7 +20,8 @@ def grade(results: Sequence[SearchResult], golds: Sequence[str]) -> list[bool]:
 
 
 def accuracy_ci(correct: Sequence[float], *, n_boot: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """A 95% percentile-bootstrap interval of the accuracy, resampling problems (a problem may hold a mean over seeds).
+    """A 95% percentile-bootstrap interval of the accuracy, resampling problems (a problem may hold a mean over seeds):
+    :func:`prm.evaluation.metrics.bootstrap_mean_ci`.
 
     >>> accuracy_ci([True] * 10)
     (1.0, 1.0)
@@ -29,7 +30,4 @@ def accuracy_ci(correct: Sequence[float], *, n_boot: int = 2000, seed: int = 0) 
     """
     if not correct:
         raise ValueError("no graded problems: an accuracy interval needs at least one")
-    rng = random.Random(seed)
-    k = len(correct)
-    means = sorted(sum(correct[rng.randrange(k)] for _ in range(k)) / k for _ in range(n_boot))
-    return means[int(0.025 * n_boot)], means[min(n_boot - 1, int(0.975 * n_boot))]
+    return bootstrap_mean_ci(correct, n_boot=n_boot, seed=seed)

@@ -155,6 +155,21 @@ def test_score_samples_counts_accuracy_step_errors_and_mixed_outcomes() -> None:
     assert table.to_markdown().count("\n") == 2 + 2
 
 
+def test_score_samples_keeps_each_problems_accuracy_in_problem_order() -> None:
+    """The pooled table keeps every problem's share of right samples (what a bootstrap over problems resamples);
+    a card written before it was kept reads back with none."""
+    p1 = generate_problems(1, ArithmeticConfig(n_ops=1), seed=3)[0]
+    p2 = generate_problems(1, ArithmeticConfig(n_ops=2), seed=3)[0]
+    wrong1, wrong2 = f"Answer: {p1.answer + 1}", f"Answer: {p2.answer + 1}"
+    samples = [[wrong1, wrong1, wrong1, p1.gold_solution()], [p2.gold_solution()] * 3 + [wrong2]]
+    table = score_samples([p2, p1], samples[::-1])  # not sorted by difficulty: the order given is kept
+    assert table.problem_accuracy == (0.75, 0.25)
+    assert sum(table.problem_accuracy) / 2 == table.row(0).answer_accuracy
+    assert EvalTable.from_dict(table.to_dict()) == table
+    old_card = {k: v for k, v in table.to_dict().items() if k != "problem_accuracy"}
+    assert EvalTable.from_dict(old_card).problem_accuracy == ()
+
+
 # --- a real (tiny) training run ----------------------------------------------------------------------------
 
 
