@@ -14,10 +14,11 @@ step truth of the policy's own samples (``--truth-prm-steps`` optimizer steps, k
 and reused while its card matches): the best labels this task allows, so the comparison is about the reward's
 form, not label noise, and does not change when the pipeline retrains its PRM on a small demo set.
 
-Each stage prints a line; the last stdout line is one JSON object: ``arms`` (per arm: held-out accuracy,
-per-step error, steps per completion and length before and after, the PRM's lowest step score, the training
-reward at the start and end, train and wall seconds), ``steps_per_arm``, ``prm``, ``policy``, ``plot``,
-``wall_s``.
+Each stage prints a line; the last stdout line is one JSON object: ``arms`` (per arm, ``ArmResult.summary()``:
+held-out accuracy before and after with 95% intervals ``acc_before_ci``/``acc_after_ci`` and the paired
+``acc_gain_ci`` of after minus before, all bootstrapped over held-out problems; per-step error, steps per
+completion and length before and after, the PRM's lowest step score, the training reward at the start and end,
+train and wall seconds), ``steps_per_arm``, ``prm``, ``policy``, ``plot``, ``wall_s``.
 """
 
 from __future__ import annotations

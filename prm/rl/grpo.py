@@ -22,7 +22,8 @@ from typing import Any
 
 import torch
 
-from prm.policy.evaluate import EvalRow, EvalTable, default_device, sample_solutions, score_samples
+from prm.evaluation.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci
+from prm.policy.evaluate import EvalTable, default_device, sample_solutions, score_samples
 from prm.rewards import RewardConfig, Rewarder, load_rewarder
 from prm.rl.config import ARMS, PROCESS_ARMS, RLRunConfig
 from prm.rl.constants import (
@@ -75,6 +76,43 @@ class HeldOut:
     def mean_steps(self) -> float:
         return self.table.row(0).mean_steps
 
+    def accuracy_ci(self, *, n_boot: int = 2000, seed: int = 0) -> tuple[float, float] | None:
+        """95% bootstrap interval of :attr:`accuracy`, resampling held-out *problems* (each with its share of
+        right samples); None for a table written before per-problem accuracy was kept.
+
+        >>> from prm.policy.evaluate import EvalRow
+        >>> table = EvalTable((EvalRow(0, 2, 4, 0.5, 0.25, 1.0, 3.0),), 1.0, 2, (0.5, 0.5))
+        >>> HeldOut(table, 40.0, 0.5).accuracy_ci()
+        (0.5, 0.5)
+        """
+        values = self.table.problem_accuracy
+        return bootstrap_mean_ci(values, n_boot=n_boot, seed=seed) if values else None
+
+
+def accuracy_gain_ci(before: HeldOut, after: HeldOut, *, n_boot: int = 2000, seed: int = 0
+                     ) -> tuple[float, float] | None:
+    """95% paired-bootstrap interval of ``after.accuracy - before.accuracy``, resampling the held-out *problems*
+    (each keeps its before and its after accuracy); None when either side lacks per-problem accuracy.
+
+    Both sides must be the same problems with the same samples per problem (a run evaluates
+    :func:`prm.rl.data.eval_problems` of one config before and after); counts that differ raise ``ValueError``.
+
+    >>> from prm.policy.evaluate import EvalRow
+    >>> held = lambda acc: HeldOut(EvalTable((EvalRow(0, 2, 4, 0.5, 0.25, 1.0, 3.0),), 1.0, 2, acc), 40.0, 0.5)
+    >>> accuracy_gain_ci(held((0.0, 0.5)), held((0.5, 1.0)))
+    (0.5, 0.5)
+    """
+    a, b = before.table, after.table
+    if not a.problem_accuracy or not b.problem_accuracy:
+        return None
+    shape = [(t.samples_per_problem, len(t.problem_accuracy), [(r.n_ops, r.n_problems) for r in t.rows])
+             for t in (a, b)]
+    if shape[0] != shape[1]:
+        raise ValueError(f"before and after were not evaluated on the same held-out problems (samples per problem, "
+                         f"problems, per-difficulty counts: {shape[0]} vs {shape[1]}): a paired gain needs both "
+                         "measured under one RLRunConfig's eval settings; rerun the arm with --fresh")
+    return paired_bootstrap_diff_ci(b.problem_accuracy, a.problem_accuracy, n_boot=n_boot, seed=seed)
+
 
 @dataclass(frozen=True)
 class CurvePoint:
@@ -110,11 +148,17 @@ class ArmResult:
     policy_dir: Path | None  # the trained policy, when saved
 
     def summary(self) -> dict[str, Any]:
-        """One flat row of the comparison table (``*_before`` / ``*_after`` pairs, pooled over eval_ops)."""
+        """One flat row of the comparison table (``*_before`` / ``*_after`` pairs, pooled over eval_ops).
+
+        ``acc_before_ci``, ``acc_after_ci``: 95% bootstrap intervals of the accuracies; ``acc_gain_ci``: the paired
+        interval of after minus before. All resample held-out problems; None for results saved without
+        per-problem accuracy."""
         rewards = [p.reward for p in self.curve if p.reward is not None]
         return {
             "arm": self.arm, "steps": self.steps,
             "acc_before": self.before.accuracy, "acc_after": self.after.accuracy,
+            "acc_before_ci": self.before.accuracy_ci(), "acc_after_ci": self.after.accuracy_ci(),
+            "acc_gain_ci": accuracy_gain_ci(self.before, self.after),
             "step_err_before": self.before.step_error, "step_err_after": self.after.step_error,
             "steps_before": self.before.mean_steps, "steps_after": self.after.mean_steps,
             "chars_before": self.before.mean_chars, "chars_after": self.after.mean_chars,
@@ -126,7 +170,8 @@ class ArmResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (``result.json``); :meth:`from_dict` reads it back.
 
-        >>> held = HeldOut(EvalTable((EvalRow(0, 1, 2, 0.5, 0.25, 1.0, 3.0),), 1.0, 2), 40.0, 0.5)
+        >>> from prm.policy.evaluate import EvalRow
+        >>> held = HeldOut(EvalTable((EvalRow(0, 1, 2, 0.5, 0.25, 1.0, 3.0),), 1.0, 2, (0.5,)), 40.0, 0.5)
         >>> r = ArmResult("outcome", RewardConfig(), 1, held, held, (CurvePoint(1, *[0.5] * 10),),
         ...               (Sample("q", "c", 1.0),), (), 2.0, 3.0, None)
         >>> ArmResult.from_dict(r.to_dict()) == r
@@ -142,9 +187,7 @@ class ArmResult:
         """The result :meth:`to_dict` wrote (extra keys such as ``summary`` and ``config`` are ignored)."""
 
         def held(d: Mapping[str, Any]) -> HeldOut:
-            t = d["table"]
-            table = EvalTable(tuple(EvalRow(**row) for row in t["rows"]), t["temperature"], t["samples_per_problem"])
-            return HeldOut(table, d["mean_chars"], d["mean_min_step_score"])
+            return HeldOut(EvalTable.from_dict(d["table"]), d["mean_chars"], d["mean_min_step_score"])
 
         return cls(arm=data["arm"], reward=RewardConfig(**data["reward"]), steps=data["steps"],
                    before=held(data["before"]), after=held(data["after"]),

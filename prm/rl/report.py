@@ -17,7 +17,7 @@ from typing import Any
 from prm.export.io import atomic_write_text
 from prm.rl.config import RLRunConfig
 from prm.rl.constants import PLOT_FILE, SUMMARY_FILE, TABLE_FILE
-from prm.rl.grpo import ArmResult, HeldOut, Progress, load_result, run_grpo, run_key
+from prm.rl.grpo import ArmResult, HeldOut, Progress, accuracy_gain_ci, load_result, run_grpo, run_key
 
 # Held-out fields written per difficulty and pooled: prm.policy.EvalRow's rates and counts worth a curve.
 EVAL_FIELDS = ("answer_accuracy", "step_error_rate", "mean_steps", "mixed_share")
@@ -50,6 +50,9 @@ def _held_rows(arm: str, step: int, held: HeldOut) -> list[dict[str, Any]]:
         suffix = "" if r.n_ops == 0 else f"/ops={r.n_ops}"
         rows += [{"arm": arm, "step": step, "metric": f"eval/{name}{suffix}", "value": float(getattr(r, name))}
                  for name in EVAL_FIELDS]
+    if (ci := held.accuracy_ci()) is not None:  # 95% bootstrap over held-out problems
+        rows += [{"arm": arm, "step": step, "metric": f"eval/answer_accuracy_ci_{end}", "value": value}
+                 for end, value in zip(("low", "high"), ci, strict=True)]
     rows.append({"arm": arm, "step": step, "metric": "eval/mean_chars", "value": held.mean_chars})
     rows.append({"arm": arm, "step": step, "metric": "eval/min_step_score", "value": held.mean_min_step_score})
     return rows
@@ -58,8 +61,14 @@ def _held_rows(arm: str, step: int, held: HeldOut) -> list[dict[str, Any]]:
 def metric_rows(result: ArmResult) -> list[dict[str, Any]]:
     """Warehouse ``rl_metrics`` rows (arm, step, metric, value) of one arm: held-out ``eval/*`` at step 0
     (before) and at the last step (after), ``train/*`` per logged step, ``run/*`` times at the last step.
-    Non-finite and missing values are left out (the warehouse refuses NaN)."""
+    ``eval/answer_accuracy_ci_low``/``_high``: the accuracy's 95% interval, and at the last step
+    ``eval/answer_accuracy_gain_ci_low``/``_high``: the paired interval of after minus before, both resampling
+    held-out problems (left out for results saved without per-problem accuracy). Non-finite and missing values
+    are left out (the warehouse refuses NaN)."""
     rows = _held_rows(result.arm, 0, result.before) + _held_rows(result.arm, result.steps, result.after)
+    if (gain := accuracy_gain_ci(result.before, result.after)) is not None:
+        rows += [{"arm": result.arm, "step": result.steps, "metric": f"eval/answer_accuracy_gain_ci_{end}",
+                  "value": value} for end, value in zip(("low", "high"), gain, strict=True)]
     for point in result.curve:
         rows += [{"arm": result.arm, "step": point.step, "metric": f"train/{name}", "value": getattr(point, name)}
                  for name in CURVE_FIELDS if getattr(point, name) is not None]
@@ -75,18 +84,31 @@ def _pair(before: float | None, after: float | None, digits: int) -> str:
     return f"{cell(before)} → {cell(after)}"
 
 
+def _interval(ci: Sequence[float] | None, digits: int, sign: str = "") -> str:
+    """`` [low, high]`` of a 95% interval, empty when there is none."""
+    return "" if ci is None else f" [{ci[0]:{sign}.{digits}f}, {ci[1]:{sign}.{digits}f}]"
+
+
+def _accuracy_cells(s: dict[str, Any]) -> str:
+    """``before [ci] → after [ci] | gain [ci]`` of a summary row (the gain's interval is paired)."""
+    acc = (f"{s['acc_before']:.3f}{_interval(s['acc_before_ci'], 2)} → "
+           f"{s['acc_after']:.3f}{_interval(s['acc_after_ci'], 2)}")
+    return f"{acc} | {s['acc_after'] - s['acc_before']:+.3f}{_interval(s['acc_gain_ci'], 3, '+')}"
+
+
 def comparison_markdown(results: Sequence[ArmResult]) -> str:
     """The comparison as a markdown table: held-out numbers (pooled over eval_ops) before → after, the
-    training reward at the start → end, and time.
+    training reward at the start → end, and time. Answer accuracy carries 95% intervals and its gain the
+    paired interval of after minus before, all resampling held-out problems (:meth:`ArmResult.summary`).
 
     Hacking reads off three columns: steps per completion and length rising while accuracy does not, and the
     PRM's lowest step score rising with them."""
-    lines = ["| arm | steps | answer acc | step error | steps/completion | chars | PRM min step | "
-             "train reward | train s |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| arm | steps | answer acc [95% CI] | acc gain [95% CI] | step error | steps/completion | chars | "
+             "PRM min step | train reward | train s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         s = r.summary()
         lines.append(
-            f"| {r.arm} | {r.steps} | {_pair(s['acc_before'], s['acc_after'], 3)} | "
+            f"| {r.arm} | {r.steps} | {_accuracy_cells(s)} | "
             f"{_pair(s['step_err_before'], s['step_err_after'], 3)} | "
             f"{_pair(s['steps_before'], s['steps_after'], 2)} | "
             f"{_pair(s['chars_before'], s['chars_after'], 0)} | {_pair(s['prm_min_before'], s['prm_min_after'], 3)} | "
@@ -102,11 +124,21 @@ def _smooth(values: list[float], window: int) -> list[float]:
     return out
 
 
+def _error_bars(held: Sequence[HeldOut]) -> list[list[float]] | None:
+    """Matplotlib ``yerr`` (below, above) of each accuracy's 95% interval; None when one has no interval."""
+    cis = [h.accuracy_ci() for h in held]
+    if any(ci is None for ci in cis):
+        return None
+    # max(0, ...): matplotlib refuses a negative error, and a percentile interval need not hold its mean
+    return [[max(0.0, h.accuracy - ci[0]) for h, ci in zip(held, cis, strict=True)],
+            [max(0.0, ci[1] - h.accuracy) for h, ci in zip(held, cis, strict=True)]]
+
+
 def plot_arms(results: Sequence[ArmResult], path: str | os.PathLike[str], *,
               title: str = "GRPO arms: same policy, data and budget; only the reward differs") -> Path:
     """Six panels: the training reward, answer accuracy on training batches, the PRM's lowest step score,
     completion length and steps per completion against step (moving averages), and held-out accuracy before
-    and after per arm. Returns ``path``."""
+    and after per arm with its 95% interval over problems. Returns ``path``."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -130,11 +162,13 @@ def plot_arms(results: Sequence[ArmResult], path: str | os.PathLike[str], *,
     axes.flat[0].legend(fontsize="small")
     bars = axes.flat[5]
     xs = range(len(results))
-    bars.bar([x - 0.2 for x in xs], [r.before.accuracy for r in results], 0.4, label="before", color="0.7")
-    bars.bar([x + 0.2 for x in xs], [r.after.accuracy for r in results], 0.4, label="after")
+    bars.bar([x - 0.2 for x in xs], [r.before.accuracy for r in results], 0.4, label="before", color="0.7",
+             yerr=_error_bars([r.before for r in results]))
+    bars.bar([x + 0.2 for x in xs], [r.after.accuracy for r in results], 0.4, label="after",
+             yerr=_error_bars([r.after for r in results]))
     bars.set_xticks(list(xs), [r.arm for r in results])
     bars.set_ylim(0, 1)
-    bars.set_title("held-out answer accuracy", fontsize="medium")
+    bars.set_title("held-out answer accuracy (95% CI over problems)", fontsize="medium")
     bars.legend(fontsize="small")
     fig.suptitle(title)
     fig.tight_layout()
