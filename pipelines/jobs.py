@@ -17,7 +17,7 @@ warm_start_job = dg.define_asset_job(
 refresh_job = dg.define_asset_job(
     name="refresh",
     selection=(dg.AssetSelection.all() - dg.AssetSelection.assets("policy_model")
-               - dg.AssetSelection.groups("prm") - dg.AssetSelection.groups("rl")),
+               - dg.AssetSelection.groups("prm") - dg.AssetSelection.groups("rl") - dg.AssetSelection.groups("search")),
     partitions_def=PARTITIONS,
     description="Materialize the whole pipeline for one (day, source) partition.",
 )
@@ -34,4 +34,11 @@ rl_job = dg.define_asset_job(
     name="rl",
     selection=dg.AssetSelection.assets("rl_run"),
     description="Short GRPO comparison of the reward arms on the latest PRM.",
+)
+
+# Test-time search with the latest PRM (the engine pool): see prm.search and benchmarks/search.py.
+search_job = dg.define_asset_job(
+    name="search",
+    selection=dg.AssetSelection.assets("search_comparison"),
+    description="Best-of-N, majority vote, beam search and DVTS with the latest PRM at equal token budgets.",
 )

@@ -38,7 +38,7 @@ def test_assets_are_grouped_kinded_and_partitioned() -> None:
     graph = defs.resolve_asset_graph()
     for key in graph.get_all_asset_keys():
         node = graph.get(key)
-        assert node.group_name in {"problems", "generation", "labeling", "verification", "prm", "rl"}, key
+        assert node.group_name in {"problems", "generation", "labeling", "verification", "prm", "rl", "search"}, key
         assert node.kinds, key
         if node.partitions_def is not None:
             assert node.partitions_def == PARTITIONS, key

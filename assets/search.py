@@ -1,0 +1,66 @@
+"""The search asset: best-of-N, majority vote, beam search and DVTS with the latest PRM at equal token budgets."""
+
+# No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
+import json
+
+import dagster as dg
+
+from assets.metadata import md_table
+from assets.prm import prm_dir
+from pipelines.resources import GenerationResource
+from prm.export.io import atomic_write_text
+from prm.models import model_version
+from prm.scoring import load_prm
+from prm.search.compare import compare_at_budgets
+from prm.search.methods import SEARCH_METHODS
+from prm.search.plots import plot_accuracy_vs_budget
+from prm.search.run import heldout_problems
+
+RESULT_FILE = "search.json"  # beside the PRM: the comparison's rows, read by the check
+
+
+class SearchAssetConfig(dg.Config):
+    """A small comparison (minutes on a CPU); ``benchmarks/search.py`` is the full one."""
+
+    problems: int = 8  # held-out generated word problems (prm.search.run.heldout_problems)
+    n_ops: list[int] = [6, 8]
+    budgets: list[int] = [480, 960]  # generated tokens per problem
+    seeds: list[int] = [0, 1]
+    m: int = 4  # expansions per beam per step
+    aggregation: str = "last"
+
+
+@dg.asset(group_name="search", kinds={"vllm", "pytorch"}, pool="engine", deps=["prm_model"],
+          description="Test-time search with the latest PRM at equal generated-token budgets: best-of-N, majority "
+          "vote, step-level beam search and DVTS, accuracy with 95% bootstrap intervals over problems.")
+def search_comparison(context: dg.AssetExecutionContext, config: SearchAssetConfig,
+                      generation: GenerationResource) -> dg.MaterializeResult:
+    prm_folder = prm_dir() / "model"
+    if not (prm_folder / "config.json").is_file():
+        raise dg.Failure(f"no PRM at {prm_folder}: materialize prm_model first (the prm job trains it)")
+    problems = heldout_problems(config.problems, n_ops=tuple(config.n_ops))
+    result = compare_at_budgets(problems, generation.get(), load_prm(prm_folder), config.budgets, config.seeds,
+                                m=config.m, aggregation=config.aggregation, progress=context.log.info)
+    rows = [{**r, "accuracy_ci": f"[{r['accuracy_ci'][0]:.2f}, {r['accuracy_ci'][1]:.2f}]",
+             "accuracy": round(r["accuracy"], 3), "mean_generated_tokens": round(r["mean_generated_tokens"])}
+            for r in result.methods]
+    plot = plot_accuracy_vs_budget(result.methods, prm_dir() / "search.png",
+                                   title=f"{len(problems)} problems x {len(config.seeds)} seeds")
+    atomic_write_text(prm_dir() / RESULT_FILE, json.dumps({"budgets": config.budgets, "methods": result.methods}))
+    return dg.MaterializeResult(metadata={
+        "comparison": md_table(rows), "plot": dg.MetadataValue.path(str(plot)),
+        "prm": model_version(str(prm_folder)), "solution_tokens": result.solution_tokens,
+        "dagster/row_count": len(rows),
+    })
+
+
+@dg.asset_check(asset=search_comparison, blocking=True,
+                description="Every method has a row at every budget, its accuracy inside its 95% interval.")
+def search_comparison_complete() -> dg.AssetCheckResult:
+    found = json.loads((prm_dir() / RESULT_FILE).read_text())
+    rows = {(r["method"], r["budget"]): r for r in found["methods"]}
+    missing = [(m, b) for m in SEARCH_METHODS for b in found["budgets"] if (m, b) not in rows]
+    bad = [key for key, r in rows.items() if not r["accuracy_ci"][0] <= r["accuracy"] <= r["accuracy_ci"][1]]
+    return dg.AssetCheckResult(passed=not missing and not bad, metadata={"rows": len(rows), "missing": len(missing)},
+                               description=f"missing {missing[:4]}; accuracy outside its interval {bad[:4]}"
+                               if missing or bad else f"{len(rows)} rows, each inside its interval")

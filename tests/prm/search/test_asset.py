@@ -1,0 +1,50 @@
+"""The search_comparison asset materialized in-process: the shipped policy on a real vLLM engine, a real tiny PRM,
+every method at one budget, the table (with intervals) and the plot in metadata."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+import assets.search as search_asset
+from pipelines.resources import GenerationResource
+from prm.search import SEARCH_METHODS
+
+pytestmark = pytest.mark.slow
+
+TINY = {"problems": 2, "n_ops": [2], "budgets": [160], "seeds": [0], "m": 2}
+
+
+@pytest.fixture
+def prm_cache(tmp_path: Path, tiny_prm: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A model cache holding the tiny PRM where prm_model saves it."""
+    shutil.copytree(tiny_prm, tmp_path / "prm" / "model")
+    monkeypatch.setattr(search_asset, "prm_dir", lambda: tmp_path / "prm")
+    return tmp_path / "prm"
+
+
+def test_search_comparison_reports_every_method_with_an_interval(prm_cache: Path, tiny_policy_dir: Path,
+                                                                 tiny_context: int) -> None:
+    generation = GenerationResource(model=str(tiny_policy_dir), max_model_len=tiny_context, kv_cache_gib=0.5)
+    result = dg.materialize([search_asset.search_comparison, search_asset.search_comparison_complete],
+                            resources={"generation": generation},
+                            run_config={"ops": {"search_comparison": {"config": TINY}}})
+    assert result.success
+    assert [e.passed for e in result.get_asset_check_evaluations()] == [True]
+    meta = result.asset_materializations_for_node("search_comparison")[0].metadata
+    table = meta["comparison"].value
+    assert table.count("\n") == 1 + len(SEARCH_METHODS)  # header, rule, one row per method at the one budget
+    assert all(f"| {method} |" in table for method in SEARCH_METHODS) and "[" in table
+    assert Path(meta["plot"].value).is_file() and Path(meta["plot"].value).parent == prm_cache
+
+
+def test_search_comparison_without_a_prm_says_what_to_materialize(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(search_asset, "prm_dir", lambda: tmp_path / "prm")
+    result = dg.materialize([search_asset.search_comparison], raise_on_error=False,
+                            resources={"generation": GenerationResource()},
+                            run_config={"ops": {"search_comparison": {"config": TINY}}})
+    assert not result.success
+    assert "materialize prm_model first" in result.get_step_failure_events()[0].step_failure_data.error.message
