@@ -31,6 +31,14 @@ def prm_dir() -> Path:
     return model_cache_dir() / "prm"
 
 
+def trained_prm(folder_of_prms: Path) -> Path:
+    """``folder_of_prms / "model"``, the prm_model asset's PRM; a Failure saying what to materialize when absent."""
+    folder = folder_of_prms / "model"
+    if not (folder / "config.json").is_file():
+        raise dg.Failure(f"no PRM at {folder}: materialize prm_model first (the prm job trains it)")
+    return folder
+
+
 class PRMDataConfig(dg.Config):
     """Which labels train the PRM and how problems are split (prm.training.TrainingSetConfig)."""
 

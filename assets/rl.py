@@ -4,7 +4,7 @@
 import dagster as dg
 
 from assets.checks import table_checks
-from assets.prm import prm_dir
+from assets.prm import prm_dir, trained_prm
 from pipelines.resources import WarehouseResource
 from prm.models import model_cache_dir, model_version, resolve_model
 from prm.rl import RLRunConfig, compare_arms
@@ -43,9 +43,7 @@ class RLAssetConfig(dg.Config):
           "accuracy, per-step error, length and steps per completion before and after, the reward curves.")
 def rl_run(context: dg.AssetExecutionContext, config: RLAssetConfig,
            warehouse: WarehouseResource) -> dg.MaterializeResult:
-    prm_folder = prm_dir() / "model"
-    if not (prm_folder / "config.json").is_file():
-        raise dg.Failure(f"no PRM at {prm_folder}: materialize prm_model first (the prm job trains it)")
+    prm_folder = trained_prm(prm_dir())
     policy = resolve_model(config.policy)
     out = model_cache_dir() / "rl" / context.run_id
     comparison = compare_arms(policy, prm_folder, config.to_library(), out, progress=context.log.info)

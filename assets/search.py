@@ -6,7 +6,7 @@ import json
 import dagster as dg
 
 from assets.metadata import md_table
-from assets.prm import prm_dir
+from assets.prm import prm_dir, trained_prm
 from pipelines.resources import GenerationResource
 from prm.export.io import atomic_write_text
 from prm.models import model_version
@@ -35,9 +35,7 @@ class SearchAssetConfig(dg.Config):
           "vote, step-level beam search and DVTS, accuracy with 95% bootstrap intervals over problems.")
 def search_comparison(context: dg.AssetExecutionContext, config: SearchAssetConfig,
                       generation: GenerationResource) -> dg.MaterializeResult:
-    prm_folder = prm_dir() / "model"
-    if not (prm_folder / "config.json").is_file():
-        raise dg.Failure(f"no PRM at {prm_folder}: materialize prm_model first (the prm job trains it)")
+    prm_folder = trained_prm(prm_dir())
     problems = heldout_problems(config.problems, n_ops=tuple(config.n_ops))
     result = compare_at_budgets(problems, generation.get(), load_prm(prm_folder), config.budgets, config.seeds,
                                 m=config.m, aggregation=config.aggregation, progress=context.log.info)
