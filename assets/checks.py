@@ -1,14 +1,17 @@
-"""Asset checks: thin wrappers over ``warehouse.checks`` with counts in metadata."""
+"""Asset checks: thin wrappers over ``warehouse.checks`` with counts in metadata; ``CHECKS`` holds every one."""
 
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import dagster as dg
 
+from assets.check_factories import orphan_check, result, table_checks
 from assets.generation import policy_model, rollouts, solutions
 from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_labels
 from assets.prm import label_source_comparison, prm_dir, prm_evaluation, prm_model, prm_training_set
 from assets.problems import problems
+from assets.resources import WarehouseResource
+from assets.rl import rl_arms_complete, rl_improves_some_arm, rl_run
+from assets.search import search_comparison_complete
 from assets.verification import consensus_labels, formal_verifications, judgments
-from pipelines.resources import WarehouseResource
 from prm.evaluation.prm_eval import CONSTANT, LENGTH
 from prm.format import StepTagConvention
 from prm.models import resolve_model
@@ -18,27 +21,6 @@ from prm.training import TrainingSet, read_prm_card
 from warehouse import checks as wc
 from warehouse import connect
 from warehouse.methods import method, method_names
-
-
-def _result(outcome: wc.CheckOutcome, severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR):
-    return dg.AssetCheckResult(passed=outcome.passed, severity=severity, description=outcome.description,
-                               metadata=outcome.counts)
-
-
-def table_checks(asset: dg.AssetsDefinition, table: str) -> list[dg.AssetChecksDefinition]:
-    """Schema and primary-key checks for the table an asset writes; blocking, since bad rows poison training."""
-
-    @dg.asset_check(asset=asset, name=f"{table}_schema_conforms", blocking=True,
-                    description=f"Every Parquet file of {table} has the table's schema.")
-    def schema_check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-        return _result(wc.schema_conforms(warehouse.get(), table))
-
-    @dg.asset_check(asset=asset, name=f"{table}_ids_unique", blocking=True,
-                    description=f"No two rows of {table} share a primary key.")
-    def unique_check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-        return _result(wc.ids_unique(warehouse.get(), table))
-
-    return [schema_check, unique_check]
 
 
 @dg.asset_check(asset=problems, blocking=True, description="Every problem has a gold answer; generated "
@@ -52,20 +34,7 @@ def problems_gold_answers(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     ).fetchall()[0]
     (rows,) = con.execute("SELECT count(*) FROM problems").fetchall()[0]
     desc = f"{rows} problems, all with a consistent gold answer" if not bad else f"{bad} problems lack a gold answer"
-    return _result(wc.CheckOutcome(bad == 0, desc, {"rows": rows, "bad": bad}))
-
-
-def orphan_check(asset: dg.AssetsDefinition, child: str, parent: str, key: str,
-                 where: str | None = None) -> dg.AssetChecksDefinition:
-    """Blocking: every ``child.key`` (of the rows ``where`` selects: the asset's own) has its ``parent`` row."""
-
-    @dg.asset_check(asset=asset, name=f"{child}_have_{parent}", blocking=True,
-                    description=f"Every {child} row{f' with {where}' if where else ''} refers to an existing "
-                    f"{parent} row ({key}).")
-    def check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-        return _result(wc.no_orphans(warehouse.get(), child, parent, key, where))
-
-    return check
+    return result(wc.CheckOutcome(bad == 0, desc, {"rows": rows, "bad": bad}))
 
 
 # Share of correct solutions outside this range means labels would be nearly all one class.
@@ -77,7 +46,7 @@ SOLUTION_BALANCE = (0.02, 0.98)
 def solutions_outcome_balance(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     outcome = wc.share_within(warehouse.get(), "solutions", "is_correct", *SOLUTION_BALANCE,
                               where="status = 'ok'", min_rows=20)
-    return _result(outcome, dg.AssetCheckSeverity.WARN)
+    return result(outcome, dg.AssetCheckSeverity.WARN)
 
 
 def label_range_check(asset: dg.AssetsDefinition) -> dg.AssetChecksDefinition:
@@ -90,7 +59,7 @@ def label_range_check(asset: dg.AssetsDefinition) -> dg.AssetChecksDefinition:
         soft = wc.values_in_range(wh, "step_labels", "soft_label", 0.0, 1.0)
         counts = wc.values_in_range(wh, "step_labels", "n_correct - n_rollouts", float("-inf"), 0.0)
         ok = soft.passed and counts.passed
-        return _result(wc.CheckOutcome(ok, f"{soft.description}; {counts.description}",
+        return result(wc.CheckOutcome(ok, f"{soft.description}; {counts.description}",
                                        {**soft.counts, "n_correct_above_n_rollouts": counts.counts["out_of_range"]}))
 
     return check
@@ -108,7 +77,7 @@ def label_balance_check(asset: dg.AssetsDefinition, method: str) -> dg.AssetChec
     def check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
         outcome = wc.share_within(warehouse.get(), "step_labels", "hard_label", *LABEL_BALANCE,
                                   where=f"method = '{method}' AND hard_label IS NOT NULL", min_rows=20)
-        return _result(outcome, dg.AssetCheckSeverity.WARN)
+        return result(outcome, dg.AssetCheckSeverity.WARN)
 
     return check
 
@@ -251,3 +220,4 @@ CHECKS += [prm_splits_disjoint, prm_both_classes, prm_beats_constant_baseline, p
            threshold_chosen_on_validation(label_source_comparison, "label_source_comparison"),
            *table_checks(prm_evaluation, "prm_evaluations"), *table_checks(prm_evaluation, "step_scores"),
            *table_checks(label_source_comparison, "prm_evaluations")]
+CHECKS += [*table_checks(rl_run, "rl_metrics"), rl_arms_complete, rl_improves_some_arm, search_comparison_complete]

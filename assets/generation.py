@@ -8,13 +8,12 @@ from collections import defaultdict
 import dagster as dg
 
 from assets.metadata import histogram, md_table
-from pipelines.partitions import PARTITIONS, day_and_source
-from pipelines.resources import GenerationResource, WarehouseResource
+from assets.partitions import PARTITIONS, day_and_source
+from assets.resources import GenerationResource, WarehouseResource
 from prm.datagen import SampleStats, rollout_rows, sample_solution_rows
 from prm.datagen.synthetic import synthetic_solution_rows
-from prm.format import Prompter
 from prm.labeling.partition import solutions_to_label
-from prm.models import model_cache_dir, resolve_model
+from prm.models import model_cache_dir, prompter_for, resolve_model
 from prm.models.constants import ARITH_POLICY_NAME
 from prm.policy import PolicyTrainConfig, build_policy, read_card
 from warehouse import Warehouse
@@ -93,7 +92,7 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
         backend = generation.get()
         context.log.info(f"sampling {config.n_samples} solutions for {len(sampled)} problems with {generation.model}")
         more_sols, more_steps, stats = sample_solution_rows(
-            backend, sampled, Prompter(generation.model), model=generation.model_version(),
+            backend, sampled, prompter_for(generation.model), model=generation.model_version(),
             n=config.n_samples, seed=config.seed, max_tokens=config.max_tokens, temperature=config.temperature)
         sols, steps = sols + more_sols, steps + more_steps
     # Rows derived from the partition's old solutions go first: a killed run then leaves old solutions
@@ -113,7 +112,7 @@ def _sampling_key(config: SolutionsConfig, problems: list[dict], generation: Gen
     what = {"n_samples": config.n_samples, "temperature": config.temperature, "max_tokens": config.max_tokens,
             "seed": config.seed,
             "model": generation.model_version() if generation else None,
-            "prompt_version": Prompter(generation.model).version if generation else None,
+            "prompt_version": prompter_for(generation.model).version if generation else None,
             "problems": sorted((p["problem_id"], p["question"], p["gold_answer"]) for p in problems)}
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -201,7 +200,7 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutsConfig, warehous
     day, source = day_and_source(context)
     wh = warehouse.get()
     # The labelers' own view of the partition: the same solutions, spans and prompt, so the same prefix_hash.
-    sols = solutions_to_label(wh, source, day, Prompter(generation.model))
+    sols = solutions_to_label(wh, source, day, prompter_for(generation.model))
     if not sols:  # no policy writes logic: no rollouts
         return dg.MaterializeResult(metadata={"dagster/row_count": 0, "skipped": "no policy-sampled solutions"})
     backend = generation.get()

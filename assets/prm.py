@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 
 from assets.metadata import md_table
-from pipelines.resources import WarehouseResource
+from assets.resources import WarehouseResource
 from prm.evaluation import evaluation_markdown, plot_best_of_n, plot_label_sources
 from prm.evaluation.heldout import heldout_solutions
 from prm.evaluation.prm_eval import as_solutions, bon_curve

@@ -4,8 +4,8 @@
 import dagster as dg
 
 from assets.metadata import histogram, md_table
-from pipelines.partitions import PARTITIONS, day_and_source
-from pipelines.resources import WarehouseResource
+from assets.partitions import PARTITIONS, day_and_source
+from assets.resources import WarehouseResource
 from prm.tasks.sources import ArithmeticSourceConfig, load_source
 from warehouse import connect
 

@@ -3,9 +3,8 @@
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import dagster as dg
 
-from assets.checks import table_checks
 from assets.prm import prm_dir, trained_prm
-from pipelines.resources import WarehouseResource
+from assets.resources import WarehouseResource
 from prm.models import model_cache_dir, model_version, resolve_model
 from prm.rl import RLRunConfig, compare_arms
 from warehouse import connect, today
@@ -103,6 +102,3 @@ def rl_improves_some_arm(warehouse: WarehouseResource) -> dg.AssetCheckResult:
                                description=f"best arm {best}: held-out accuracy {gains[best]:+.3f}" if best
                                else "no arm has before and after accuracy")
 
-
-# The lead registers these next to assets.checks.CHECKS (they import assets.checks, so CHECKS cannot import them).
-RL_CHECKS = [*table_checks(rl_run, "rl_metrics"), rl_arms_complete, rl_improves_some_arm]

@@ -7,7 +7,7 @@ import dagster as dg
 
 from assets.metadata import md_table
 from assets.prm import prm_dir, trained_prm
-from pipelines.resources import GenerationResource
+from assets.resources import GenerationResource
 from prm.export.io import atomic_write_text
 from prm.models import model_version
 from prm.scoring import load_prm

@@ -4,14 +4,14 @@
 import dagster as dg
 
 from assets.metadata import md_table
-from pipelines.partitions import PARTITIONS, day_and_source
-from pipelines.resources import GenerationResource, WarehouseResource
-from prm.format import Prompter
+from assets.partitions import PARTITIONS, day_and_source
+from assets.resources import GenerationResource, WarehouseResource
 from prm.labeling import markdown_table
 from prm.labeling.agreement import agreement_markdown, pairwise_agreement
 from prm.labeling.consensus import POLICIES, ConsensusConfig
 from prm.labeling.judge import JudgeConfig
 from prm.labeling.partition import consensus_partition, judge_partition, verify_partition
+from prm.models import prompter_for
 
 
 class FormalConfig(dg.Config):
@@ -51,7 +51,7 @@ def judgments(context: dg.AssetExecutionContext, config: JudgeAssetConfig, wareh
     judge_config = JudgeConfig(k=config.k, temperature=config.temperature, max_tokens=config.max_tokens,
                                model=judge.model)
     run = judge_partition(warehouse.get(), judge.get, judge_config, source=source, day=day, run_id=context.run_id,
-                          policy_prompt=Prompter(policy_model), max_solutions=config.max_solutions)
+                          policy_prompt=prompter_for(policy_model), max_solutions=config.max_solutions)
     votes = sum(j.n_votes for j in run.judgments)
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(run.judgments),

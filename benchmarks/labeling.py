@@ -33,7 +33,6 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from tqdm import tqdm  # noqa: E402
 
 from prm.datagen.solutions import sample_solution_rows  # noqa: E402
-from prm.format import Prompter  # noqa: E402
 from prm.generation import GenerationConfig, make_backend  # noqa: E402
 from prm.labeling import (  # noqa: E402
     MCConfig,
@@ -46,6 +45,7 @@ from prm.labeling import (  # noqa: E402
     markdown_table,
     predicted_first_errors,
 )
+from prm.models import prompter_for  # noqa: E402
 from prm.models.constants import ARITH_POLICY_NAME  # noqa: E402
 from prm.policy import PolicyTrainConfig  # noqa: E402
 from prm.tasks.arithmetic import ArithmeticConfig, generate_problems  # noqa: E402
@@ -86,7 +86,7 @@ def main() -> None:
                               style=policy.styles[0])
     problems = [arithmetic_record(p, config, args.seed, "bench").to_row()
                 for p in generate_problems(args.problems, config, seed=args.seed)]
-    prompter = Prompter(args.model)
+    prompter = prompter_for(args.model)
     started = time.perf_counter()
     with make_backend(GenerationConfig(model=args.model, seed=args.seed)) as backend:
         solutions, steps, stats = sample_solution_rows(
@@ -105,7 +105,7 @@ def main() -> None:
         wrong = _spread([s for s in eligible if s["first_error_truth"] >= 0])
         chosen = right + wrong[: args.max_solutions - len(right)]
         to_label = [SolutionToLabel.from_rows(s, steps_of[s["solution_id"]],
-                                              prompter(by_problem[s["problem_id"]]["question"]),
+                                              prompter_for(by_problem[s["problem_id"]]["question"]),
                                               by_problem[s["problem_id"]]["gold_answer"]) for s in chosen]
         ids = {s["solution_id"] for s in chosen}
         truth_steps = [r for r in steps if r["solution_id"] in ids]

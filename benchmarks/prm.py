@@ -27,7 +27,6 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from prm.datagen.solutions import sample_solution_rows  # noqa: E402
 from prm.evaluation.heldout import heldout_solutions  # noqa: E402
-from prm.format import Prompter  # noqa: E402
 from prm.generation import GenerationConfig, make_backend  # noqa: E402
 from prm.labeling import MCConfig, OmegaPRMConfig  # noqa: E402
 from prm.labeling.consensus import ConsensusConfig  # noqa: E402
@@ -38,15 +37,14 @@ from prm.labeling.partition import (  # noqa: E402
     verify_partition,
 )
 from prm.labeling.progress import ProgressConfig  # noqa: E402
-from prm.models import model_version  # noqa: E402
+from prm.models import model_version, prompter_for  # noqa: E402
 from prm.models.constants import ARITH_POLICY_NAME  # noqa: E402
 from prm.scoring import load_prm  # noqa: E402
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic  # noqa: E402
 from prm.training import PRMTrainConfig, TrainingSetConfig, read_prm_card, stratified_splits  # noqa: E402
 from prm.training.comparison import ComparisonConfig, compare_label_sources, comparison_table  # noqa: E402
-from prm.training.constants import TRUTH_METHOD  # noqa: E402
 from warehouse import Warehouse, connect  # noqa: E402
-from warehouse.methods import method_names  # noqa: E402
+from warehouse.methods import COMPARED_METHODS, LABEL_SOURCES, TRUTH  # noqa: E402
 
 SOURCE, DAY = "bench", "2026-01-01"
 
@@ -62,8 +60,8 @@ def _args() -> argparse.Namespace:
     p.add_argument("--prm-steps", type=int, default=300, help="optimizer steps per PRM")
     p.add_argument("--val-share", type=float, default=0.25, help="short problems held out for thresholds")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--methods", nargs="+", default=[TRUTH_METHOD, "mc", "omegaprm", "progress", "sympy", "consensus"],
-                   choices=(TRUTH_METHOD, *method_names()), help="label sources compared (one PRM each)")
+    p.add_argument("--methods", nargs="+", default=[*COMPARED_METHODS, "sympy"],
+                   choices=LABEL_SOURCES, help="label sources compared (one PRM each)")
     p.add_argument("--workdir", default=None, help="keep the warehouse and PRMs here; a warehouse already holding "
                    "the benchmark's labels is reused, so PRM settings can be compared without labeling again")
     p.add_argument("--quick", action="store_true", help="a smoke run: 3 levels, 6 problems each, 60 PRM steps")
@@ -87,7 +85,7 @@ def build_labels(wh: Warehouse, args: argparse.Namespace) -> None:
     started = time.perf_counter()
     with make_backend(GenerationConfig(model=ARITH_POLICY_NAME, seed=args.seed)) as backend:
         policy = model_version(ARITH_POLICY_NAME)
-        prompter = Prompter(ARITH_POLICY_NAME)
+        prompter = prompter_for(ARITH_POLICY_NAME)
         sols, steps, stats = sample_solution_rows(backend, problems, prompter, model=policy, n=args.samples,
                                                   seed=args.seed, max_tokens=768, temperature=args.temperature)
         wh.write("solutions", sols, writer="solutions", **kw)
@@ -135,7 +133,7 @@ def main() -> None:
             _emit({"reused_labels": str(wh.root)})
         else:
             build_labels(wh, args)
-        data = TrainingSetConfig(method="truth", train_max_steps=args.train_max_steps, val_share=args.val_share,
+        data = TrainingSetConfig(method=TRUTH, train_max_steps=args.train_max_steps, val_share=args.val_share,
                                  source=SOURCE, split_seed=args.seed)
         config = ComparisonConfig(methods=tuple(args.methods), data=data,
                                   train=PRMTrainConfig(max_steps=args.prm_steps, eval_steps=10_000,

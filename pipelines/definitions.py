@@ -7,13 +7,13 @@ from assets.generation import policy_model, rollouts, solutions
 from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_labels
 from assets.prm import label_source_comparison, prm_evaluation, prm_model, prm_training_set
 from assets.problems import problems
-from assets.rl import RL_CHECKS, rl_run
-from assets.search import search_comparison, search_comparison_complete
+from assets.resources import GenerationResource, WarehouseResource
+from assets.rl import rl_run
+from assets.search import search_comparison
 from assets.verification import consensus_labels, formal_verifications, judgments
 from pipelines.jobs import prm_job, refresh_job, rl_job, search_job, warm_start_job
 from pipelines.maintenance import maintenance_job, weekly_maintenance
 from pipelines.recovery import dead_run_sensor
-from pipelines.resources import GenerationResource, WarehouseResource
 from pipelines.schedules import nightly_refresh
 from pipelines.sensors import inbox_sensor
 
@@ -21,7 +21,7 @@ defs = dg.Definitions(
     assets=[problems, policy_model, solutions, rollouts, mc_labels, omegaprm_labels, progress_labels, label_audit,
             formal_verifications, judgments, consensus_labels, prm_training_set, prm_model, prm_evaluation,
             label_source_comparison, rl_run, search_comparison],
-    asset_checks=[*CHECKS, *RL_CHECKS, search_comparison_complete],
+    asset_checks=CHECKS,
     jobs=[warm_start_job, refresh_job, prm_job, rl_job, search_job, maintenance_job],
     schedules=[nightly_refresh, weekly_maintenance],
     sensors=[inbox_sensor, dead_run_sensor],

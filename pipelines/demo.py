@@ -12,8 +12,8 @@ import uuid
 
 import dagster as dg
 
+from assets.partitions import check_day, partition_key, register_sources
 from pipelines.instance import ensure_dagster_home
-from pipelines.partitions import check_day, partition_key, register_sources
 from pipelines.recovery import SlotWatcher, owner_tags, release_dead_runs
 from warehouse import Warehouse, connect, today
 from warehouse.db import snapshot_versions

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from pipelines.partitions import PARTITIONS
+from assets.partitions import PARTITIONS
 
 # The policy is not partitioned: it is trained once (cached by config) and serves every partition.
 warm_start_job = dg.define_asset_job(

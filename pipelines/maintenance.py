@@ -3,7 +3,7 @@
 import dagster as dg
 
 from assets.metadata import md_table
-from pipelines.resources import WarehouseResource
+from assets.resources import WarehouseResource
 from warehouse.constants import VACUUM_RETENTION_HOURS
 from warehouse.maintenance import UnsafeRetention, check_retention, maintain_table
 

@@ -3,8 +3,8 @@
 
 import dagster as dg
 
+from assets.partitions import SOURCES, partition_key
 from pipelines.jobs import refresh_job
-from pipelines.partitions import SOURCES, partition_key
 
 NIGHTLY_CRON = "0 2 * * *"  # 02:00 UTC: after midnight, so today's partition exists
 

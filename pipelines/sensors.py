@@ -6,9 +6,9 @@ import json
 
 import dagster as dg
 
+from assets.partitions import SOURCES, partition_key
+from assets.resources import WarehouseResource
 from pipelines.jobs import refresh_job
-from pipelines.partitions import SOURCES, partition_key
-from pipelines.resources import WarehouseResource
 from prm.tasks.sources import BUILTIN_SOURCES, scan_inbox
 
 

@@ -40,6 +40,16 @@ METHODS: tuple[Method, ...] = (
 )
 _BY_NAME = {m.name: m for m in METHODS}
 
+# The names code refers to. ``TRUTH`` is the pseudo-method no labeler writes: ``steps.is_correct_truth``, the
+# exact step truth a generated task defines, read and compared like any method's labels.
+TRUTH = "truth"
+JUDGE = "judge"
+CONSENSUS = "consensus"
+# Every name a training set or an audit can read: the table's methods and the truth.
+LABEL_SOURCES: tuple[str, ...] = (*(m.name for m in METHODS), TRUTH)
+# The label-source comparison's default: exact truth (the ceiling), the rollout methods and the consensus filter.
+COMPARED_METHODS: tuple[str, ...] = (TRUTH, "mc", "omegaprm", "progress", CONSENSUS)
+
 
 def method(name: str) -> Method:
     """The method called ``name``.

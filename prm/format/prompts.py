@@ -1,13 +1,13 @@
 """The one prompt builder for every model kind, and the version stored on each ``solutions`` row.
 
 With a chat template (SmolLM2, most instruct models) the question is one user turn plus the assistant
-header; without one (the char-level policy, trained on raw text) it is the question and a newline.
+header; without one (the char-level policy, trained on raw text) it is the question and a newline. Everything
+here takes a tokenizer; ``prm.models.prompter`` builds a :class:`Prompter` from a model name or folder.
 """
 
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 from typing import Any
 
 # Appended to the question for models without a chat template; the policy is trained on exactly this.
@@ -16,23 +16,14 @@ PLAIN_PROMPT_SUFFIX = "\n"
 PROMPT_FORMAT_VERSION = "p1"
 
 
-def _tokenizer(tokenizer_or_model: Any) -> Any:
-    if isinstance(tokenizer_or_model, str | Path):
-        from prm.models import load_tokenizer
-
-        return load_tokenizer(str(tokenizer_or_model))
-    return tokenizer_or_model
-
-
-def format_prompt(tokenizer_or_model: Any, question: str) -> str:
-    """The prompt a model sees for ``question``; ``tokenizer_or_model`` is a tokenizer or a model name/path.
+def format_prompt(tokenizer: Any, question: str) -> str:
+    """The prompt a model with this ``tokenizer`` sees for ``question``.
 
     >>> class Plain:
     ...     chat_template = None
     >>> format_prompt(Plain(), "12+7-3*2 =")
     '12+7-3*2 =\\n'
     """
-    tokenizer = _tokenizer(tokenizer_or_model)
     if getattr(tokenizer, "chat_template", None):
         return tokenizer.apply_chat_template(
             [{"role": "user", "content": question}], tokenize=False, add_generation_prompt=True
@@ -40,7 +31,7 @@ def format_prompt(tokenizer_or_model: Any, question: str) -> str:
     return question + PLAIN_PROMPT_SUFFIX
 
 
-def prompt_version(tokenizer_or_model: Any) -> str:
+def prompt_version(tokenizer: Any) -> str:
     """``p1-plain`` or ``p1-chat-<8 hex of the chat template>``: which rendering made a row's prompt.
 
     >>> class Plain:
@@ -48,7 +39,7 @@ def prompt_version(tokenizer_or_model: Any) -> str:
     >>> prompt_version(Plain())
     'p1-plain'
     """
-    template = getattr(_tokenizer(tokenizer_or_model), "chat_template", None)
+    template = getattr(tokenizer, "chat_template", None)
     if not template:
         return f"{PROMPT_FORMAT_VERSION}-plain"
     text = template if isinstance(template, str) else repr(template)
@@ -65,8 +56,8 @@ class Prompter:
     ('1+1\\n', 'p1-plain')
     """
 
-    def __init__(self, tokenizer_or_model: Any) -> None:
-        self.tokenizer = _tokenizer(tokenizer_or_model)
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
         self.version = prompt_version(self.tokenizer)
 
     def __call__(self, question: str) -> str:

@@ -6,8 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from prm.labeling.consensus import SolutionVerdicts
-
-TRUTH = "truth"  # exact first error of generated problems, compared like any other method
+from warehouse.methods import TRUTH
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,7 @@ from typing import Any
 from prm.format import first_error_of, labels_from_first_error, statuses_from_first_error
 from prm.labeling.audit import AuditRow, audit_labels
 from prm.labeling.types import StepLabel, params_json
-from warehouse.methods import method, method_names
-
-CONSENSUS_METHOD = method("consensus").name
+from warehouse.methods import CONSENSUS, JUDGE, method_names
 
 
 @dataclass(frozen=True)
@@ -43,7 +41,7 @@ class ConsensusConfig:
 
     policy: str = "mc_judge_agree"  # a key of POLICIES
     mc_method: str = "mc"  # step_labels.method read as "MC" (e.g. "mc_early_stop", "omegaprm")
-    judge_method: str = "judge"  # judgments rows, or step_labels of this method
+    judge_method: str = JUDGE  # judgments rows, or step_labels of this method
     min_methods: int = 2  # all_agree: agreement of fewer methods is no consensus
 
     def __post_init__(self) -> None:
@@ -129,7 +127,7 @@ def formal_first_error(statuses: Sequence[str | None]) -> int | None:
 
 def collect_verdicts(steps: Sequence[Mapping[str, Any]], step_labels: Sequence[Mapping[str, Any]] = (),
                      judgments: Sequence[Mapping[str, Any]] = (), verifications: Sequence[Mapping[str, Any]] = (),
-                     judge_method: str = "judge") -> list[SolutionVerdicts]:
+                     judge_method: str = JUDGE) -> list[SolutionVerdicts]:
     """One :class:`SolutionVerdicts` per solution in ``steps`` (the ``steps`` table gives the step count).
 
     ``step_labels`` rows are grouped by ``method``; their ``first_error`` is used when set, else the first
@@ -168,7 +166,7 @@ def _labels(v: SolutionVerdicts, first_error: int, params: str) -> list[StepLabe
     for k in range(v.n_steps):
         ok = sum(fe == -1 or fe > k for fe in verdicts)
         labels.append(StepLabel(solution_id=v.solution_id, problem_id=v.problem_id, step_idx=k,
-                                method=CONSENSUS_METHOD, soft_label=ok / len(verdicts) if verdicts else None,
+                                method=CONSENSUS, soft_label=ok / len(verdicts) if verdicts else None,
                                 hard_label=hard[k], status=status[k], n_rollouts=0, n_correct=0,
                                 first_error=first_error, params_json=params))
     return labels
@@ -184,7 +182,7 @@ def apply_policy(verdicts: Sequence[SolutionVerdicts], config: ConsensusConfig |
     """
     config = config or ConsensusConfig()
     policy = POLICIES[config.policy]
-    params = params_json(CONSENSUS_METHOD, config)
+    params = params_json(CONSENSUS, config)
     labels: list[StepLabel] = []
     kept: list[str] = []
     for v in verdicts:
@@ -210,7 +208,7 @@ def consensus_report(verdicts: Sequence[SolutionVerdicts], steps: Sequence[Mappi
         run = apply_policy(verdicts, cfg)
         kept = set(run.kept)
         truth = [s for s in solutions if s["solution_id"] in kept and s.get("first_error_truth") is not None]
-        audit = audit_labels(f"{CONSENSUS_METHOD}:{name}", run.labels, steps, truth) if truth else None
+        audit = audit_labels(f"{CONSENSUS}:{name}", run.labels, steps, truth) if truth else None
         share = len(kept) / run.n_solutions if run.n_solutions else None
         reports.append(PolicyReport(name, run.n_solutions, len(kept), share, audit))
     return reports

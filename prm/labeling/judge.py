@@ -22,11 +22,12 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prm.format import format_prompt, labels_from_first_error, statuses_from_first_error
+from prm.format import labels_from_first_error, statuses_from_first_error
 from prm.generation import GenerationBackend, sample_solutions
 from prm.labeling.types import SolutionToLabel, StepLabel, params_json
+from prm.models import prompter_for
+from warehouse.methods import JUDGE
 
-JUDGE_METHOD = "judge"
 TIE_BREAKS = ("earliest", "none")
 # ProcessBench's critique prompt, verbatim apart from the placeholders.
 JUDGE_TEMPLATE = (
@@ -194,12 +195,12 @@ def judgment_id(solution_id: str, config: JudgeConfig) -> str:
     >>> judgment_id("s1", JudgeConfig()) == judgment_id("s1", JudgeConfig()) != judgment_id("s1", JudgeConfig(k=3))
     True
     """
-    key = f"{solution_id}|{params_json(JUDGE_METHOD, config)}"
+    key = f"{solution_id}|{params_json(JUDGE, config)}"
     return "judge-" + hashlib.sha1(key.encode()).hexdigest()[:16]
 
 
 def step_labels_of(solution: SolutionToLabel, votes: Sequence[int | None], result: Majority, params: str,
-                   cost_tokens: int, method: str = JUDGE_METHOD) -> list[StepLabel]:
+                   cost_tokens: int, method: str = JUDGE) -> list[StepLabel]:
     """Step rows from a vote: before the error True, the error False, after it False by convention.
 
     ``soft_label`` = share of counted votes that put the earliest error after the step (or at -1);
@@ -230,11 +231,11 @@ def judge_solutions(solutions: Sequence[SolutionToLabel], backend: GenerationBac
     """
     config = config or JudgeConfig()
     todo = [s for s in solutions if s.solution_id not in skip and s.steps]
-    fmt = tokenizer if tokenizer is not None else config.model
-    prompts = [format_prompt(fmt, judge_prompt((questions or {}).get(s.problem_id, s.prompt), s.steps)) for s in todo]
+    prompt = prompter_for(tokenizer if tokenizer is not None else config.model)
+    prompts = [prompt(judge_prompt((questions or {}).get(s.problem_id, s.prompt), s.steps)) for s in todo]
     completions = sample_solutions(backend, prompts, config.k, max_tokens=config.max_tokens,
                                    temperature=config.temperature, seed=config.seed) if todo else []
-    params = params_json(JUDGE_METHOD, config)
+    params = params_json(JUDGE, config)
     judgments, labels, errors = [], [], []
     for sol, row in zip(todo, completions, strict=True):
         if not row.ok:

@@ -12,7 +12,6 @@ from prm.datagen.synthetic import SYNTHETIC_MODEL
 from prm.generation import GenerationBackend
 from prm.labeling.audit import AuditRow, audit_labels
 from prm.labeling.consensus import (
-    CONSENSUS_METHOD,
     ConsensusConfig,
     ConsensusRun,
     PolicyReport,
@@ -29,6 +28,7 @@ from prm.labeling.resume import label_in_chunks
 from prm.labeling.sampler import backend_sampler
 from prm.labeling.types import SolutionToLabel, StepLabel
 from warehouse import Warehouse
+from warehouse.methods import CONSENSUS
 
 
 @dataclass(frozen=True)
@@ -190,10 +190,10 @@ def consensus_partition(wh: Warehouse, config: ConsensusConfig, *, source: str, 
                         run_id: str) -> tuple[ConsensusRun, list[PolicyReport], list[SolutionVerdicts]]:
     """Combine every method's first errors with ``config.policy``; report all policies side by side."""
     steps = wh.read_partition("steps", source, day).to_pylist()
-    labels = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] != CONSENSUS_METHOD]
+    labels = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] != CONSENSUS]
     verdicts = collect_verdicts(steps, labels, wh.read_partition("judgments", source, day).to_pylist(),
                                 wh.read_partition("verifications", source, day).to_pylist())
     run = apply_policy(verdicts, config)
-    wh.write("step_labels", run.rows(), source=source, day=day, run_id=run_id, writer=CONSENSUS_METHOD, replace=True)
+    wh.write("step_labels", run.rows(), source=source, day=day, run_id=run_id, writer=CONSENSUS, replace=True)
     solutions = wh.read_partition("solutions", source, day).to_pylist()
     return run, consensus_report(verdicts, steps, solutions, config=config), verdicts

@@ -1,7 +1,14 @@
-"""Model registry: resolve names to loadable folders (building local ones once) and format prompts."""
+"""Model registry: resolve names to loadable folders (building local ones once), tokenizers and prompters by name."""
 
 from prm.models.cache import model_cache_dir
 from prm.models.registry import REGISTERED_MODELS, model_version, resolve_model
-from prm.models.tokenizers import load_tokenizer
+from prm.models.tokenizers import load_tokenizer, prompter_for
 
-__all__ = ["REGISTERED_MODELS", "load_tokenizer", "model_cache_dir", "model_version", "resolve_model"]
+__all__ = [
+    "REGISTERED_MODELS",
+    "load_tokenizer",
+    "model_cache_dir",
+    "model_version",
+    "prompter_for",
+    "resolve_model",
+]

@@ -1,10 +1,12 @@
-"""Tokenizers of registered models, loaded once per process (prompts are built by :mod:`prm.format`)."""
+"""Tokenizers of registered models, loaded once per process, and prompt builders bound to a model by name."""
 
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
+from prm.format import Prompter
 from prm.models.registry import resolve_model
 
 
@@ -14,3 +16,9 @@ def load_tokenizer(name: str) -> Any:
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(str(resolve_model(name)))
+
+
+def prompter_for(model: str | os.PathLike[str] | Any) -> Prompter:
+    """:class:`prm.format.Prompter` for a model name or folder (its tokenizer through :func:`load_tokenizer`), or for
+    a tokenizer object as it is."""
+    return Prompter(load_tokenizer(str(model)) if isinstance(model, str | os.PathLike) else model)

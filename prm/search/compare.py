@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prm.format import Prompter
+from prm.models import prompter_for
 from prm.search.config import SearchConfig
 from prm.search.expand import BackendExpander
 from prm.search.methods import run_search
@@ -44,7 +44,7 @@ def compare_at_budgets(problems: Sequence[ProblemRecord], backend: Any, scorer: 
     if not problems or not budgets or not seeds:
         raise ValueError("compare_at_budgets needs problems, budgets and seeds (none may be empty)")
     questions, golds = [p.question for p in problems], [p.gold_answer for p in problems]
-    prompter, expander = Prompter(backend.info.model), BackendExpander(backend)
+    prompter, expander = prompter_for(backend.info.model), BackendExpander(backend)
     pilot = sample_pool(questions, prompter, expander, SearchConfig(n=1, m=1, seed=PILOT_SEED))[1]
     solution_tokens = max(1, round(sum(pilot) / len(pilot)))
     correct: dict[tuple[str, int], list[list[bool]]] = {}  # (method, budget) -> per seed, per problem

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from prm.format import Prompter
+from prm.models import prompter_for
 from prm.search.config import SearchConfig
 from prm.search.expand import BackendExpander
 from prm.search.methods import run_search
@@ -66,6 +66,6 @@ def search_problems(method: str, problems: Sequence[ProblemRecord], backend: Any
                     config: SearchConfig) -> SearchSummary:
     """Run ``method`` on ``problems`` through ``backend`` (a :class:`prm.generation.GenerationBackend`) and
     ``scorer`` (``prm.scoring.load_prm``), and grade it."""
-    prompter = Prompter(backend.info.model)
+    prompter = prompter_for(backend.info.model)
     results = run_search(method, [p.question for p in problems], prompter, BackendExpander(backend), scorer, config)
     return summarize(method, config, results, [p.gold_answer for p in problems])

@@ -23,22 +23,19 @@ from prm.labeling.audit import audit_labels
 from prm.models import model_version
 from prm.scoring import load_prm
 from prm.training.config import PRMTrainConfig
-from prm.training.constants import TRUTH_METHOD
 from prm.training.data import TrainingSetConfig, build_training_set
 from prm.training.splits import stratified_splits
 from prm.training.trainer import train_prm
 from warehouse import connect
-
-# The methods compared by default: exact truth (the ceiling), the rollout methods and the consensus filter.
-DEFAULT_METHODS = (TRUTH_METHOD, "mc", "omegaprm", "progress", "consensus")
+from warehouse.methods import COMPARED_METHODS, TRUTH
 
 
 @dataclass(frozen=True)
 class ComparisonConfig:
     """What to compare and how each PRM is trained (all methods share everything but the labels)."""
 
-    methods: tuple[str, ...] = DEFAULT_METHODS
-    data: TrainingSetConfig = field(default_factory=lambda: TrainingSetConfig(method=TRUTH_METHOD))
+    methods: tuple[str, ...] = COMPARED_METHODS
+    data: TrainingSetConfig = field(default_factory=lambda: TrainingSetConfig(method=TRUTH))
     train: PRMTrainConfig = field(default_factory=PRMTrainConfig)
     bon_n: int = DEFAULT_BON_N  # best-of-N on test problems with at least N solutions
 
@@ -57,7 +54,7 @@ class MethodResult:
 
 def _label_quality(con: Any, method: str, train_ids: set[str]) -> tuple[float | None, float | None]:
     """(ProcessBench F1 of the method's labels vs truth, rollouts paid per labeled step) on train solutions."""
-    if method == TRUTH_METHOD:
+    if method == TRUTH:
         return 1.0, 0.0
 
     def rows(sql: str, params: list) -> list[dict]:

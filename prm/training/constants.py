@@ -5,10 +5,6 @@ from __future__ import annotations
 # The split names of a training set; ``val`` picks thresholds and checkpoints, ``test`` is held out.
 SPLITS = ("train", "val", "test")
 
-# The label method that is not in the method table: ``steps.is_correct_truth``, the exact truth a
-# generated task defines for every step.
-TRUTH_METHOD = "truth"
-
 # A soft label at or above this counts as a good step when classes are counted (one-class checks,
 # balancing, step accuracy): P(good) = 0.5 is where the two-class head's argmax flips.
 SOFT_THRESHOLD = 0.5

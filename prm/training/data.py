@@ -30,13 +30,12 @@ from typing import Any
 import duckdb
 
 from prm.export.io import read_jsonl
-from prm.training.constants import META_FILE, ROWS_FILE, SOFT_THRESHOLD, SPLITS, TRUTH_METHOD
+from prm.training.constants import META_FILE, ROWS_FILE, SOFT_THRESHOLD, SPLITS
 from prm.training.rows import LABEL_KINDS, check_both_classes, check_label, check_rows, class_counts
 from prm.training.splits import stratified_splits
-from warehouse.methods import method_names
+from warehouse.methods import CONSENSUS, LABEL_SOURCES, TRUTH
 
 BALANCES = ("none", "downsample", "weight")
-CONSENSUS_METHOD = "consensus"  # the method table's consensus name; consensus_only keeps its solutions
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,7 @@ class TrainingSetConfig:
     source: str | None = None  # only problems of this warehouse source (e.g. "arith"); None = every source
 
     def __post_init__(self) -> None:
-        known = (*method_names(), TRUTH_METHOD)
+        known = LABEL_SOURCES
         if self.method not in known:
             raise ValueError(f"method={self.method!r} is not a label method; use one of {list(known)} "
                              "(the method table in warehouse/methods.py, or 'truth' for steps.is_correct_truth)")
@@ -156,7 +155,7 @@ def _connection(con_or_root: duckdb.DuckDBPyConnection | str | Path) -> duckdb.D
 
 def _label_columns(method: str) -> tuple[str, str, str]:
     """SQL for (hard, soft) label and the join that brings them."""
-    if method == TRUTH_METHOD:
+    if method == TRUTH:
         return "s.is_correct_truth", "CAST(s.is_correct_truth AS DOUBLE)", ""
     join = ("LEFT JOIN step_labels l ON l.solution_id = s.solution_id AND l.step_idx = s.step_idx "
             "AND l.method = $method")
@@ -165,7 +164,7 @@ def _label_columns(method: str) -> tuple[str, str, str]:
 
 def _check_method_has_labels(con: duckdb.DuckDBPyConnection, config: TrainingSetConfig) -> None:
     """A clear error when the method has no labels of the chosen kind, naming the methods that have some."""
-    if config.method == TRUTH_METHOD:
+    if config.method == TRUTH:
         n = con.execute("SELECT count(is_correct_truth) FROM steps").fetchone()[0]
         if not n:
             raise ValueError("method='truth' but no step has is_correct_truth: the tasks in this warehouse define "
@@ -212,7 +211,7 @@ def build_training_set(con_or_root: duckdb.DuckDBPyConnection | str | Path,
     con = _connection(con_or_root)
     _check_method_has_labels(con, config)
     params: dict[str, Any] = {}
-    if config.method != TRUTH_METHOD:
+    if config.method != TRUTH:
         params["method"] = config.method
     if config.source is not None:
         params["source"] = config.source
@@ -222,7 +221,7 @@ def build_training_set(con_or_root: duckdb.DuckDBPyConnection | str | Path,
     if config.consensus_only:
         consensus = {r[0] for r in con.execute(
             "SELECT DISTINCT solution_id FROM step_labels WHERE method = ? AND hard_label IS NOT NULL",
-            [CONSENSUS_METHOD]).fetchall()}
+            [CONSENSUS]).fetchall()}
         if not consensus:
             raise ValueError("consensus_only=True but step_labels holds no consensus labels; materialize the "
                              "consensus labels first or set consensus_only=False")

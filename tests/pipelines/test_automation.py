@@ -8,7 +8,7 @@ import os
 
 import dagster as dg
 
-from pipelines.partitions import partition_key, register_sources
+from assets.partitions import partition_key, register_sources
 from pipelines.schedules import nightly_refresh
 from pipelines.sensors import inbox_sensor
 

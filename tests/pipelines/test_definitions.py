@@ -9,8 +9,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from assets.partitions import PARTITIONS
 from pipelines.definitions import defs
-from pipelines.partitions import PARTITIONS
 
 
 def test_definitions_validate() -> None:

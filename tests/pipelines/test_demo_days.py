@@ -17,17 +17,16 @@ import pytest
 from assets.generation import SolutionsConfig
 from assets.prm import PRMDataConfig
 from assets.problems import ProblemsConfig
-from pipelines.resources import GenerationResource
+from assets.resources import GenerationResource
 from prm.datagen.solutions import sample_solution_rows
 from prm.evaluation.heldout import heldout_solutions
-from prm.format import Prompter
 from prm.generation import make_backend
-from prm.models import model_version
+from prm.models import model_version, prompter_for
 from prm.tasks.sources import load_source
 from prm.training import build_training_set, problem_split, stratified_splits
 from prm.training.comparison import evaluate_folder
 from prm.training.splits import held_out_outcomes
-from tests.prm.conftest import save_tiny_lm, train_tiny_prm
+from tests.tiny_models import TinyModels
 from warehouse import Warehouse, connect
 
 FIRST_DAY = dt.date(2026, 11, 1)
@@ -51,7 +50,7 @@ def demo_days(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Warehouse]:
         # Days can draw the same problem; on a fresh root per day each has the same solutions (ids are seeded).
         everything = list({p["problem_id"]: p for day in days for p in problems[day]}.values())
         sols, steps, _ = sample_solution_rows(
-            backend, everything, Prompter(generation.model), model=model_version(generation.model),
+            backend, everything, prompter_for(generation.model), model=model_version(generation.model),
             n=sampling.n_samples, seed=sampling.seed, max_tokens=sampling.max_tokens, temperature=sampling.temperature)
     finally:
         backend.close()
@@ -68,9 +67,8 @@ def demo_days(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Warehouse]:
 
 
 @pytest.fixture(scope="module")
-def tiny_prm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = save_tiny_lm(tmp_path_factory.mktemp("base"), 1024)
-    return train_tiny_prm(base, tmp_path_factory.mktemp("prm") / "model")
+def tiny_prm(tiny_models: TinyModels) -> Path:
+    return tiny_models.prm(1024)
 
 
 def test_every_day_splits_with_both_outcomes_and_evaluates(demo_days: dict[str, Warehouse], tiny_prm: Path) -> None:

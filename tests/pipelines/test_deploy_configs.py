@@ -12,8 +12,8 @@ import pytest
 import yaml
 from dagster._core.instance.config import dagster_instance_config
 
+from assets.resources import GenerationResource
 from pipelines.definitions import defs
-from pipelines.resources import GenerationResource
 from warehouse.location import normalize
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"

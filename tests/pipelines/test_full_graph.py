@@ -5,8 +5,8 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
+from assets.partitions import partition_key, register_sources
 from pipelines.definitions import defs
-from pipelines.partitions import partition_key, register_sources
 from tests.pipelines.conftest import tiny_run_config
 from warehouse import connect
 

@@ -7,8 +7,8 @@ import json
 
 import dagster as dg
 
+from assets.partitions import partition_key, register_sources
 from pipelines.definitions import defs
-from pipelines.partitions import partition_key, register_sources
 from pipelines.sensors import inbox_sensor
 from prm.tasks.sources import scan_inbox
 from warehouse import connect

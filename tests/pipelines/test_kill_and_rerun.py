@@ -16,7 +16,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from pipelines.partitions import partition_key
+from assets.partitions import partition_key
 from tests.pipelines.conftest import tiny_run_config
 from warehouse import connect
 

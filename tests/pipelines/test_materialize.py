@@ -9,9 +9,9 @@ import pyarrow as pa
 import pytest
 
 from assets.checks import CHECKS
+from assets.partitions import partition_key, register_sources
 from assets.problems import problems
 from pipelines.definitions import defs
-from pipelines.partitions import partition_key, register_sources
 from warehouse import connect
 
 TINY = {"ops": {"problems": {"config": {"n_ops": [2, 3], "per_level": 3}}}}  # 6 problems per partition

@@ -22,9 +22,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from assets.partitions import register_sources
 from assets.problems import ProblemsConfig
 from pipelines.definitions import defs
-from pipelines.partitions import register_sources
 from prm.tasks.sources import load_source
 from tests.pipelines.conftest import tiny_run_config
 from warehouse import PRIMARY_KEYS, connect
@@ -37,7 +37,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # One refresh run of (argv[1], argv[2]) with run config argv[3], against $DAGSTER_HOME; exit code 0 on success.
 REFRESH = ("import json, sys\nimport dagster as dg\nfrom pipelines.instance import ensure_dagster_home\n"
            "ensure_dagster_home()\nfrom pipelines.definitions import defs\n"
-           "from pipelines.partitions import partition_key\nfrom pipelines.recovery import owner_tags\n"
+           "from assets.partitions import partition_key\nfrom pipelines.recovery import owner_tags\n"
            "result = defs.resolve_job_def('refresh').execute_in_process(\n"
            "    partition_key=partition_key(sys.argv[1], sys.argv[2]), instance=dg.DagsterInstance.get(),\n"
            "    run_config=json.loads(sys.argv[3]), tags=owner_tags(), raise_on_error=False)\n"

@@ -11,9 +11,9 @@ import dagster as dg
 import pytest
 
 from assets.generation import solutions
+from assets.partitions import partition_key, register_sources
 from assets.problems import problems
-from pipelines.partitions import partition_key, register_sources
-from pipelines.resources import GenerationResource, WarehouseResource
+from assets.resources import GenerationResource, WarehouseResource
 from prm.generation import Completion, GenerationRequest
 from prm.generation.types import BackendInfo
 

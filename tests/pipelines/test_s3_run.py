@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from assets.partitions import partition_key, register_sources
+from assets.resources import WarehouseResource
 from pipelines.definitions import defs
-from pipelines.partitions import partition_key, register_sources
-from pipelines.resources import WarehouseResource
 from tests.pipelines.conftest import tiny_run_config
 from warehouse import Warehouse, connect
 from warehouse.schemas import PRIMARY_KEYS, TABLES

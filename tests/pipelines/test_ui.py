@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from assets.partitions import partition_key
 from pipelines.instance import ensure_dagster_home
-from pipelines.partitions import partition_key
 from warehouse import Warehouse, connect
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow]  # starts `dagster dev` (minutes): deselected with -m 'not slow'

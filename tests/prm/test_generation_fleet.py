@@ -162,7 +162,7 @@ def test_base_url_is_folded_into_base_urls() -> None:
 
 
 def test_the_generation_resource_passes_base_urls() -> None:
-    from pipelines.resources import GenerationResource
+    from assets.resources import GenerationResource
 
     resource = GenerationResource(backend="openai", base_urls=[A, B])
     assert resource.config().servers == (A, B)

@@ -16,7 +16,7 @@ from prm.generation import (
 )
 from prm.generation.vllm_backend import WorkerDiedError
 from prm.generation.vllm_worker import cpu_has_native_bf16
-from prm.models import load_tokenizer
+from prm.models import load_tokenizer, prompter_for
 
 pytestmark = pytest.mark.slow
 
@@ -99,7 +99,7 @@ def test_unloadable_model_folder_is_a_clear_error(tmp_path: Path, tiny_policy_di
 
 
 def test_smollm2_samples_chat_answers(smollm2_backend) -> None:
-    prompt = format_prompt("smollm2-135m-instruct", "What is 2+3? Answer with one number.")
+    prompt = prompter_for("smollm2-135m-instruct")("What is 2+3? Answer with one number.")
     (row,) = sample_solutions(smollm2_backend, [prompt], n=2, max_tokens=24, temperature=0.7, seed=0)
     assert row.ok and all(text.strip() for text in row.texts)
     assert row.prompt_tokens > 20  # system + user turns of the chat template

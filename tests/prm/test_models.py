@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from prm.format import format_prompt
-from prm.models import load_tokenizer, resolve_model
+from prm.models import load_tokenizer, prompter_for, resolve_model
 from prm.models.cache import file_lock
 from prm.models.constants import SHIPPED_POLICY_DIR
 
@@ -54,7 +54,7 @@ def test_format_prompt_without_chat_template() -> None:
 
 
 def test_format_prompt_accepts_model_path(tiny_policy_dir: Path) -> None:
-    assert format_prompt(str(tiny_policy_dir), "1+1") == "1+1\n"
+    assert prompter_for(str(tiny_policy_dir))("1+1") == "1+1\n"
 
 
 def test_file_lock_is_exclusive(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ def test_zero_rows_write_nothing_and_a_zero_row_replace_empties_the_writers_rows
 
 @pytest.fixture
 def resource(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from pipelines.resources import WarehouseResource
+    from assets.resources import WarehouseResource
 
     (tmp_path / "inbox").mkdir()
     monkeypatch.setenv("PRM_DATA_ROOT", str(tmp_path / "warehouse"))
@@ -37,8 +37,8 @@ def resource(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_the_problems_asset_succeeds_on_day_two_of_an_inbox_dataset(resource, tmp_path: Path) -> None:
+    from assets.partitions import partition_key, register_sources
     from assets.problems import problems
-    from pipelines.partitions import partition_key, register_sources
 
     lines = [{"question": f"What is {i} + {i}?", "answer": f"{i} + {i} = {2 * i}\n#### {2 * i}"} for i in range(3)]
     (resource.inbox_path() / "mydata.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from prm.datagen import sample_solution_rows
-from prm.format import Prompter
 from prm.labeling import MCConfig, OmegaPRMConfig, SolutionToLabel, backend_sampler, get_labeler
+from prm.models import prompter_for
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
 from warehouse.schemas import STEP_LABELS
 from warehouse.validate import validate_rows
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 def test_mc_then_omegaprm_label_real_solutions_through_one_cache(vllm_backend, tiny_policy_dir) -> None:
     problems = [r.to_row() for r in generate_arithmetic(ArithmeticSourceConfig(n_ops=(8,), per_level=3), seed=1)]
-    prompt = Prompter(str(tiny_policy_dir))
+    prompt = prompter_for(str(tiny_policy_dir))
     sols, steps, _ = sample_solution_rows(vllm_backend, problems, prompt, model="policy", n=2, seed=0,
                                           max_tokens=160)
     gold = {p["problem_id"]: p for p in problems}

@@ -9,7 +9,8 @@ import dagster as dg
 import pytest
 
 import assets.rl as rl_asset
-from pipelines.resources import WarehouseResource
+from assets.checks import CHECKS
+from assets.resources import WarehouseResource
 from warehouse import Warehouse
 
 TINY = {"policy": "", "arms": ["outcome", "prm_sum"], "steps": 2, "batch_size": 4, "num_generations": 2,
@@ -28,7 +29,8 @@ def cache(tmp_path: Path, tiny_prm: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
 def test_rl_run_writes_metrics_and_reports_the_table(cache: Path, tiny_lm: Path, tmp_path: Path):
     resource = WarehouseResource(data_root=str(tmp_path / "warehouse"))
     config = {**TINY, "policy": str(tiny_lm)}
-    result = dg.materialize([rl_asset.rl_run, *rl_asset.RL_CHECKS], resources={"warehouse": resource},
+    rl_checks = [c for c in CHECKS if any(k.asset_key == rl_asset.rl_run.key for k in c.check_keys)]
+    result = dg.materialize([rl_asset.rl_run, *rl_checks], resources={"warehouse": resource},
                             run_config={"ops": {"rl_run": {"config": config}}})
     assert result.success
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}

@@ -10,7 +10,7 @@ import dagster as dg
 import pytest
 
 import assets.search as search_asset
-from pipelines.resources import GenerationResource
+from assets.resources import GenerationResource
 from prm.search import SEARCH_METHODS
 
 pytestmark = pytest.mark.slow

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from prm.format import Prompter, segment
+from prm.format import segment
+from prm.models import prompter_for
 from prm.scoring import load_prm
 from prm.search import BackendExpander, Expansion, SearchConfig, beam_search, best_of_n, grade
 from prm.search.run import heldout_problems
@@ -35,7 +36,7 @@ def test_beam_search_through_vllm_on_the_shipped_policy(vllm_backend: object, ti
     questions = [p.question for p in problems]
     expander = CountingExpander(vllm_backend)
     expander.questions = questions
-    prompter = Prompter(vllm_backend.info.model)
+    prompter = prompter_for(vllm_backend.info.model)
     config = SearchConfig(n=2, m=2, max_steps=6, max_step_tokens=32)
     results = beam_search(questions, prompter, expander, load_prm(tiny_prm), config)
     for r in results:
