@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh warehouse per test, and the path of the real datasets."""
+"""Shared fixtures: a fresh warehouse per test, the path of the real datasets, and every tiny model
+(built by tests/tiny_models.py, once per session)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from prm.models import resolve_model
+from tests.tiny_models import TinyModels, build_prm
 from warehouse import Warehouse
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +49,22 @@ def tiny_context(tiny_policy_dir: Path) -> int:
     """Context length of the tiny policy (the real arith-policy's when that exists)."""
     limit = json.loads((tiny_policy_dir / "config.json").read_text())["max_position_embeddings"]
     return min(int(limit), TINY_CONTEXT)
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> TinyModels:
+    """The session's tiny LMs and PRMs (tests/tiny_models.py): ``tiny_models.lm(context)``,
+    ``tiny_models.prm(context)``; each context is built once and shared by every test directory."""
+    return TinyModels(tmp_path_factory.mktemp("tiny-models"))
+
+
+@pytest.fixture(scope="session")
+def prm_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One tiny random PRM per step-tag convention (tests/tiny_models.py ``build_prm``), keyed by its name."""
+    from prm.format import CONVENTIONS
+
+    root = tmp_path_factory.mktemp("prms")
+    return {name: build_prm(name, root / name) for name in CONVENTIONS}
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from warehouse import SchemaError, Warehouse, connect
+from warehouse.locks import lock_path
 from warehouse.schemas import SCHEMA_VERSION, TABLES, file_schema
 
 
@@ -119,6 +121,7 @@ _WRITE_FOREVER = textwrap.dedent(
     print("ready", flush=True)
     while True:
         wh.write("problems", cols, source="arith", day="2026-11-20")
+        print("committed", flush=True)
     """
 )
 
@@ -127,7 +130,8 @@ def test_write_killed_at_a_random_moment_leaves_only_whole_files(wh: Warehouse) 
     proc = subprocess.Popen([sys.executable, "-c", _WRITE_FOREVER, str(wh.root)], stdout=subprocess.PIPE,
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.stdout.readline().strip() == b"ready"
-    time.sleep(2.5)
+    assert proc.stdout.readline().strip() == b"committed"  # the first write is whole; the next one has begun
+    time.sleep(random.uniform(0.0, 1.0))  # where in that next write the kill lands; no outcome depends on it
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     version = wh.version("problems")
@@ -143,9 +147,23 @@ def test_every_table_has_the_provenance_and_partition_columns() -> None:
 
 
 
+def _blocked_on_flock(pid: int, inode: int) -> bool:
+    """Whether ``pid`` waits for a ``flock`` on the file with ``inode`` (a "->" line of Linux's /proc/locks)."""
+    with open("/proc/locks") as f:
+        for line in f:
+            fields = line.split()
+            # e.g. "1: -> FLOCK  ADVISORY  WRITE 22775 fe:00:2149638 0 EOF"
+            if fields[1:3] == ["->", "FLOCK"] and fields[5] == str(pid) and fields[6].endswith(f":{inode}"):
+                return True
+    return False
+
+
 def test_table_lock_is_exclusive_across_processes(tmp_path):
-    """A second process waits for the table lock until the first lets go (no fixed sleep decides the outcome:
-    the child records when it got the lock, the parent when it released it)."""
+    """A second process waits for the table lock until the first lets go (no sleep decides the outcome: the
+    kernel's lock table shows the child blocked on the lock; the child records when it got the lock, the parent
+    when it released it)."""
+    if not os.path.exists("/proc/locks"):
+        pytest.skip("needs Linux's /proc/locks to see the second process block on the lock")
     wh = Warehouse(tmp_path / "wh")
     acquired = tmp_path / "acquired"
     script = textwrap.dedent(f"""
@@ -156,8 +174,13 @@ def test_table_lock_is_exclusive_across_processes(tmp_path):
     """)
     with wh.table_lock("problems"):
         child = subprocess.Popen([sys.executable, "-c", script])
-        time.sleep(1.0)  # time for the child to start and block on the lock
-        assert not acquired.exists()
+        inode = os.stat(lock_path(str(wh.root), "problems")).st_ino
+        deadline = time.monotonic() + 120  # only guards against a hang: the outcome is the child blocking
+        while not _blocked_on_flock(child.pid, inode):
+            assert child.poll() is None, "the child ended while the parent held the lock"
+            assert time.monotonic() < deadline, "the child never blocked on the table lock"
+            time.sleep(0.05)
+        assert not acquired.exists()  # blocked in the lock, not merely slow to start
         released = time.monotonic()
     assert child.wait(timeout=120) == 0
     assert float(acquired.read_text()) >= released

@@ -1,7 +1,7 @@
 """Fixtures for reward tests: a tiny causal LM over the policy's character tokenizer (the GRPO policy, and
 the base of the PRM), a tiny PRM trained from it for two steps, and a scorer whose scores are known.
 
-Built in the test (no policy build, no download): a ~10k-parameter Llama loads in well under a second.
+Both come from tests/tiny_models.py (fixture ``tiny_models``) at this directory's context, built once per session.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.prm.conftest import save_tiny_lm, train_tiny_prm
+from tests.tiny_models import TinyModels
 
 TINY_CONTEXT = 160  # positions of the tiny models: a 40-step completion overflows the PRM's context
 
@@ -24,15 +24,15 @@ def _one_thread():
 
 
 @pytest.fixture(scope="session")
-def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_lm(tiny_models: TinyModels) -> Path:
     """A randomly initialised causal LM folder (model + char tokenizer)."""
-    return save_tiny_lm(tmp_path_factory.mktemp("tiny-lm"), TINY_CONTEXT)
+    return tiny_models.lm(TINY_CONTEXT)
 
 
 @pytest.fixture(scope="session")
-def tiny_prm(tiny_lm: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_prm(tiny_models: TinyModels) -> Path:
     """A PRM folder (token-classification head + prm_convention.json) trained for two steps from ``tiny_lm``."""
-    return train_tiny_prm(tiny_lm, tmp_path_factory.mktemp("prm") / "prm")
+    return tiny_models.prm(TINY_CONTEXT)
 
 
 class KeywordScorer:

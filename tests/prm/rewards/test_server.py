@@ -28,7 +28,7 @@ from prm.rewards.config import RewardConfig
 from prm.rewards.server import RewardEngine, ServerConfig, ServerThread, create_app
 from prm.rewards.shaping import reward_for
 from prm.scoring import ScorerConfig, load_prm
-from tests.prm.conftest import save_tiny_lm
+from tests.tiny_models import TinyModels
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 CONTEXT = 512  # positions of the tiny PRM: ~60 arithmetic steps fit, 100 do not
@@ -48,15 +48,9 @@ def _one_thread():
 
 
 @pytest.fixture(scope="session")
-def tiny_prm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A PRM trained for 2 steps from a ~5k-parameter Llama over the policy's character tokenizer."""
-    from prm.training import PRMTrainConfig, train_prm
-
-    base = save_tiny_lm(tmp_path_factory.mktemp("tiny-base"), CONTEXT)
-    rows = [{"prompt": f"{p} plus 1, plus 2", "completions": [f"{p}+1 = {p + 1}", f"{p + 1}+2 = {p + 3 + s}"],
-             "labels": [True, s == 0]} for p in range(8) for s in range(2)]
-    out = tmp_path_factory.mktemp("tiny-prm")
-    return train_prm(rows, out, PRMTrainConfig(base_model=str(base), max_steps=2, eval_steps=1000, save_steps=1000))
+def tiny_prm(tiny_models: TinyModels) -> Path:
+    """The tiny PRM (tests/tiny_models.py) with this module's longer context, in place of the rewards conftest's."""
+    return tiny_models.prm(CONTEXT)
 
 
 def _serve(engine: RewardEngine) -> ServerThread:
@@ -322,10 +316,13 @@ def test_concurrent_requests_share_forward_passes_and_match_serial_scores(tiny_p
             kwargs["input_ids"].shape[0]), with_kwargs=True)
         return scorer
 
-    config = ServerConfig(reward=RewardConfig(outcome_weight=0), batching=BatchingConfig(max_batch=64, max_wait_ms=500))
+    n = 32
+    # A wait far past the test's length: the batch closes when the n-th request makes it full, never on the
+    # clock, so however slowly the requests arrive, sharing forward passes is the only way to answer them.
+    config = ServerConfig(reward=RewardConfig(outcome_weight=0),
+                          batching=BatchingConfig(max_batch=n, max_wait_ms=3_600_000))
     engine = RewardEngine(counted, config)
     server = _serve(engine)
-    n = 32
     completions = ["\n".join(f"{k}+{j} = {k + j}" for j in range(1 + k % 5)) for k in range(n)]
     results: list[float | None] = [None] * n
     barrier = threading.Barrier(n)
@@ -343,13 +340,20 @@ def test_concurrent_requests_share_forward_passes_and_match_serial_scores(tiny_p
         for t in threads:
             t.join(120)
         concurrent_forwards = len(forwards)
-        with httpx.Client(base_url=server.url, timeout=60) as c:  # one at a time: each waits out max_wait alone
+        batches = list(engine.batcher.stats.sizes)
+    finally:
+        server.stop()
+    lone = RewardEngine(counted, ServerConfig(reward=RewardConfig(outcome_weight=0)))  # the default short wait
+    server = _serve(lone)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as c:  # one at a time: nothing to share a batch with
             for i in range(3):
                 r = c.post("/steps", json={"prompt": f"problem {i}", "completion": completions[i]})
                 assert r.status_code == 200
     finally:
         server.stop()
     assert None not in results
+    assert batches == [n], batches  # every concurrent request in one batch
     assert concurrent_forwards <= 4, f"{n} concurrent requests took {concurrent_forwards} forward passes"
     assert sum(forwards[:concurrent_forwards]) == n and max(forwards) >= n // 4
     assert forwards[concurrent_forwards:] == [1, 1, 1]  # one forward pass per lone request

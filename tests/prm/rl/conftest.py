@@ -1,7 +1,7 @@
 """Fixtures for RL tests: a tiny random causal LM (the policy), a tiny PRM trained from it for two steps, and
 one two-step comparison of every arm, run once per session.
 
-Built in the test (no policy build, no download): ~10k-parameter Llamas over the policy's character tokenizer.
+The models come from tests/tiny_models.py (fixture ``tiny_models``) at this directory's context, built once per session.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from prm.rl import Comparison, RLRunConfig, compare_arms
-from tests.prm.conftest import save_tiny_lm, train_tiny_prm
+from tests.tiny_models import TinyModels
 
 # Positions of the tiny models: a 2-operation word prompt (~60 characters) plus a 16-token completion fits
 # with room; the held-out sampler's budget (1.5 x gold + 32) stays under it too.
@@ -31,15 +31,15 @@ def _one_thread():
 
 
 @pytest.fixture(scope="session")
-def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_lm(tiny_models: TinyModels) -> Path:
     """A randomly initialised causal LM folder (model + char tokenizer)."""
-    return save_tiny_lm(tmp_path_factory.mktemp("tiny-policy"), TINY_CONTEXT)
+    return tiny_models.lm(TINY_CONTEXT)
 
 
 @pytest.fixture(scope="session")
-def tiny_prm(tiny_lm: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_prm(tiny_models: TinyModels) -> Path:
     """A PRM folder (token-classification head + prm_convention.json) trained for two steps from ``tiny_lm``."""
-    return train_tiny_prm(tiny_lm, tmp_path_factory.mktemp("prm") / "prm")
+    return tiny_models.prm(TINY_CONTEXT)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """A tiny random PRM in Qwen2.5-Math-PRM's own folder layout: ``Qwen2ForProcessRewardModel`` (a Qwen2 model and
 a Linear-ReLU-Linear head of 2 labels) kept as code in the folder (``auto_map``), as the published checkpoint
-ships it, with the tag ``<extra_0>`` and the chat template of the scoring conftest.
+ships it, with the tag ``<extra_0>`` and the chat template of tests/tiny_models.py.
 
 transformers loads it through ``AutoModel`` with ``trust_remote_code``; vLLM runs its native
 ``Qwen2ForProcessRewardModel`` over the same weights (``score.0``, ``score.2``).
@@ -43,7 +43,7 @@ def build_qwen_prm(folder: Path, **sizes) -> Path:
     import torch
     from transformers import Qwen2Config
 
-    from tests.prm.scoring.conftest import CONTEXT, QWEN_SPECIALS, QWEN_TEMPLATE, char_tokenizer
+    from tests.tiny_models import CONTEXT, QWEN_SPECIALS, QWEN_TEMPLATE, char_tokenizer
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{MODULE}.py").write_text(CODE)

