@@ -25,7 +25,7 @@ from typing import Any
 
 from verifiers.constants import MAX_EXPONENT, MAX_NESTING_DEPTH, MAX_NUMBER_DIGITS, MAX_VALUE_BITS
 
-__all__ = ["ExpressionError", "Token", "evaluate", "tokenize"]
+__all__ = ["ExpressionError", "PrecedenceParser", "Token", "evaluate", "exact_power", "tokenize"]
 
 
 class ExpressionError(ValueError):
@@ -45,20 +45,23 @@ class Token:
 
 
 # Thousands separators only in groups of three (1,234,567); otherwise a comma separates list items.
-_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+")
+# ASCII digits only: another script's digit (٣, ２) or a superscript (²) is a symbol, never part of a number.
+_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+", re.ASCII)
 _WORD = re.compile(r"[A-Za-z_]+")
 _SINGLE = {"+": "OP", "-": "OP", "*": "OP", "/": "OP", "^": "OP", "=": "EQ", "%": "PCT",
            "(": "LP", "[": "LP", ")": "RP", "]": "RP"}  # fmt: skip
 # Currency signs do not end an expression (nor does whitespace); everything else not listed is a separator.
 _SKIP = "$"
+_DIGITS = frozenset("0123456789")  # ASCII only, as in _NUMBER
 
 
 def _number(text: str, start: int, end: int) -> Token:
     digits = text.replace(",", "")
     if len(digits) > MAX_NUMBER_DIGITS + 1:
         raise ExpressionError(f"number longer than {MAX_NUMBER_DIGITS} digits")
-    decimals = len(digits.split(".")[1]) if "." in digits else 0
-    return Token("NUM", text, start, end, Fraction(digits), decimals)
+    if "." not in digits:
+        return Token("NUM", text, start, end, Fraction(int(digits)))  # int() first: 5x faster than from text
+    return Token("NUM", text, start, end, Fraction(digits), len(digits.split(".")[1]))
 
 
 def tokenize(text: str) -> list[Token]:
@@ -75,9 +78,9 @@ def tokenize(text: str) -> list[Token]:
         ch = text[i]
         if ch in _SKIP or ch.isspace():
             i += 1
-        elif ch.isascii() and (ch.isdigit() or (ch == "." and i + 1 < n and text[i + 1].isdigit())):
+        elif ch in _DIGITS or (ch == "." and i + 1 < n and text[i + 1] in _DIGITS):
             j = i
-            while j < n and text[j].isascii() and text[j].isdigit():
+            while j < n and text[j] in _DIGITS:
                 j += 1
                 if j - i > MAX_NUMBER_DIGITS:
                     raise ExpressionError(f"number longer than {MAX_NUMBER_DIGITS} digits")
@@ -129,11 +132,13 @@ class PrecedenceParser:
         power   := postfix ("^" unary)?
         postfix := primary "%"*
 
-    Subclasses say what values are: :meth:`primary`, :meth:`binary`, :meth:`pow`, :meth:`guard` (a size
-    check after each operation) and which token kinds start an implicit product (``2(3)``; ``2x`` in SymPy).
+    Subclasses say what values are: :meth:`primary`, :meth:`binary` (every binary operator), :meth:`pow`,
+    :meth:`guard` (a size check after each other operation), which token kinds start an implicit product
+    (``2(3)``; ``2x`` in SymPy) and how deep brackets and unary signs may nest (:attr:`MAX_DEPTH`).
     """
 
     IMPLICIT: frozenset[str] = frozenset({"LP"})
+    MAX_DEPTH: int = MAX_NESTING_DEPTH
 
     def __init__(self, tokens: Sequence[Token]) -> None:
         self.tokens = list(tokens)
@@ -161,15 +166,14 @@ class PrecedenceParser:
 
     def nest(self, delta: int) -> None:
         self.depth += delta
-        if self.depth > MAX_NESTING_DEPTH:
-            raise ExpressionError(f"nesting deeper than {MAX_NESTING_DEPTH}")
+        if self.depth > self.MAX_DEPTH:
+            raise ExpressionError(f"nesting deeper than {self.MAX_DEPTH}")
 
     def expr(self) -> Any:
         value = self.term()
         while (tok := self.peek()) is not None and tok.kind == "OP" and tok.text in "+-":
             self.pos += 1
-            rhs = self.term()
-            value = self.guard(value + rhs if tok.text == "+" else value - rhs)
+            value = self.binary(tok.text, value, self.term())
         return value
 
     def term(self) -> Any:
@@ -250,6 +254,8 @@ class _Parser(PrecedenceParser):
         raise ExpressionError(f"unexpected {tok.text!r}")
 
     def binary(self, op: str, lhs: Fraction, rhs: Fraction) -> Fraction:
+        if op in ("+", "-"):
+            return _check_size(lhs + rhs if op == "+" else lhs - rhs)
         if op != "*" and rhs == 0:
             raise ExpressionError("division by zero")
         if op == "//":  # Python floor division, as in GSM8K's calculator annotations
@@ -257,13 +263,18 @@ class _Parser(PrecedenceParser):
         return _check_size(lhs * rhs if op == "*" else lhs / rhs)
 
     def pow(self, base: Fraction, exponent: Fraction) -> Fraction:
-        return _power(base, exponent)
+        return exact_power(base, exponent)
 
     def guard(self, value: Fraction) -> Fraction:
         return _check_size(value)
 
 
-def _power(base: Fraction, exponent: Fraction) -> Fraction:
+def exact_power(base: Fraction, exponent: Fraction) -> Fraction:
+    """``base ** exponent`` for an integer exponent, refused before it would exceed the size limits.
+
+    >>> exact_power(Fraction(2), Fraction(10))
+    Fraction(1024, 1)
+    """
     if exponent.denominator != 1:
         raise ExpressionError("non-integer exponent")
     e = exponent.numerator

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from typing import Any, Union
 
 from verifiers.constants import MAX_LOGIC_ATOMS, MAX_NESTING_DEPTH, MAX_STEP_CHARS, MAX_TOKENS, Z3_TIMEOUT_MS
-from verifiers.verdict import StepVerdict
+from verifiers.verdict import StepVerdict, has_text
 
 z3: Any = None  # imported on first check: workers that never check logic do not pay for it
 
@@ -61,10 +62,13 @@ class _Parser:
             raise LogicParseError(f"expected {word!r}, found {self.peek()!r}")
         self.pos += 1
 
-    def formula(self) -> Formula:
-        self.depth += 1
+    def nest(self, delta: int) -> None:
+        self.depth += delta
         if self.depth > MAX_NESTING_DEPTH:
             raise LogicParseError(f"nesting deeper than {MAX_NESTING_DEPTH}")
+
+    def formula(self) -> Formula:
+        self.nest(1)
         if self.peek() == "if":
             self.pos += 1
             condition = self.disjunction()
@@ -72,32 +76,30 @@ class _Parser:
             result: Formula = ("if", condition, self.disjunction())
         else:
             result = self.disjunction()
-        self.depth -= 1
+        self.nest(-1)
         return result
 
     def disjunction(self) -> Formula:
-        parts = [self.conjunction()]
-        while self.peek() == "or":
-            self.pos += 1
-            parts.append(self.conjunction())
-        return parts[0] if len(parts) == 1 else ("or", *parts)
+        return self.joined("or", self.conjunction)
 
     def conjunction(self) -> Formula:
-        parts = [self.negation()]
-        while self.peek() == "and":
+        return self.joined("and", self.negation)
+
+    def joined(self, keyword: str, operand: Callable[[], Formula]) -> Formula:
+        """``operand (keyword operand)*`` as one ``(keyword, ...)`` node, or the lone operand."""
+        parts = [operand()]
+        while self.peek() == keyword:
             self.pos += 1
-            parts.append(self.negation())
-        return parts[0] if len(parts) == 1 else ("and", *parts)
+            parts.append(operand())
+        return parts[0] if len(parts) == 1 else (keyword, *parts)
 
     def negation(self) -> Formula:
         tok = self.peek()
         if tok == "not":
             self.pos += 1
-            self.depth += 1
-            if self.depth > MAX_NESTING_DEPTH:
-                raise LogicParseError(f"nesting deeper than {MAX_NESTING_DEPTH}")
+            self.nest(1)
             inner = self.negation()
-            self.depth -= 1
+            self.nest(-1)
             return ("not", inner)
         if tok == "(":
             self.pos += 1
@@ -232,7 +234,7 @@ def check_logic_step(step_text: str | None, timeout_ms: int = Z3_TIMEOUT_MS) -> 
     >>> check_logic_step("A is true -> ").status
     'unverifiable'
     """
-    if not isinstance(step_text, str) or not step_text.strip():
+    if not has_text(step_text):
         return StepVerdict.unverifiable("empty step")
     try:
         premises, conclusion = parse_step(step_text)

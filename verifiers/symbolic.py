@@ -26,7 +26,8 @@ from verifiers.constants import (
     MAX_EXPONENT,
     MAX_VALUE_BITS,
 )
-from verifiers.expression import ExpressionError, PrecedenceParser, Token, _power, tokenize
+from verifiers.equations import Decision, Equation, check_each, find_equations
+from verifiers.expression import ExpressionError, PrecedenceParser, Token, exact_power, tokenize
 from verifiers.rounding import decimal_literal, decimal_stands_for
 from verifiers.verdict import StepVerdict
 
@@ -87,14 +88,12 @@ def has_symbolic_hint(text: str) -> bool:
     return _HINT.search(text) is not None
 
 
-def symbolic_equations(step_text: str) -> list[Any]:
+def symbolic_equations(step_text: str) -> list[Equation]:
     """The equations of a step that need SymPy (they contain a FUNC, CONST or VAR token).
 
     >>> [str(e) for e in symbolic_equations(r"So $\\sqrt{16} = 4$ and 2+2 = 4.")]
     ['sqrt(16) = 4']
     """
-    from verifiers.arithmetic import find_equations
-
     return [eq for eq in find_equations(step_text, tokenizer=symbolic_tokenize)
             if any(t.kind in SYMBOLIC_KINDS for t in (*eq.lhs, *eq.rhs))]
 
@@ -130,6 +129,8 @@ class _Builder(PrecedenceParser):
         return self.power()
 
     def binary(self, op: str, lhs: Any, rhs: Any) -> Any:
+        if op in ("+", "-"):
+            return _guard(lhs + rhs if op == "+" else lhs - rhs)
         if op == "//":
             raise ExpressionError("floor division outside plain arithmetic")
         if op == "/" and rhs.is_zero:
@@ -141,7 +142,7 @@ class _Builder(PrecedenceParser):
             raise ExpressionError("exponent is not a number")
         p, q = int(exponent.p), int(exponent.q)
         if base.is_Rational and q == 1:  # exact integer power: the Fraction path's own size checks
-            value = _power(Fraction(int(base.p), int(base.q)), Fraction(p))
+            value = exact_power(Fraction(int(base.p), int(base.q)), Fraction(p))
             return self.sp.Rational(value.numerator, value.denominator)
         if q > MAX_ROOT_INDEX or abs(p) > (MAX_EXPONENT if base.is_Rational else MAX_SYMBOLIC_EXPONENT):
             raise ExpressionError("exponent too large for a symbolic check")
@@ -183,9 +184,10 @@ def _as_fraction(value: Any, places: int) -> Fraction | None:
     return Fraction(int(rational.p), int(rational.q))
 
 
-def _decide(eq: Any, lhs: Any, rhs: Any) -> tuple[str, str]:
-    """(status, detail) of one built equation."""
+def _decide(eq: Equation) -> Decision:
+    """(status, detail) of one equation, built in SymPy."""
     sp = _sympy()
+    lhs, rhs = _Builder(eq.lhs).parse(), _Builder(eq.rhs).parse()
     diff = lhs - rhs
     if diff == 0:
         return "correct", ""
@@ -215,34 +217,15 @@ def _decide(eq: Any, lhs: Any, rhs: Any) -> tuple[str, str]:
     return "unverifiable", f"{eq}: SymPy could not decide equality"
 
 
-def check_symbolic_equations(equations: Sequence[Any]) -> StepVerdict:
+def check_symbolic_equations(equations: Sequence[Equation]) -> StepVerdict:
     """Check equations that need SymPy; the pool task ``"symbolic"``. Never raises on their content.
 
     >>> eqs = symbolic_equations(r"$\\sqrt{16} = 4$ and $\\sqrt{15} = 4$")
     >>> check_symbolic_equations(eqs).status
     'incorrect'
     """
-    checked: list[str] = []
-    skipped: list[str] = []
-    for eq in equations:
-        if eq.problem:
-            skipped.append(f"{eq}: {eq.problem}")
-            continue
-        try:
-            lhs, rhs = _Builder(eq.lhs).parse(), _Builder(eq.rhs).parse()
-            status, detail = _decide(eq, lhs, rhs)
-        except (ExpressionError, ArithmeticError, ValueError, TypeError, RecursionError) as exc:
-            skipped.append(f"{eq}: {exc}"[:500])
-            continue
-        if status == "incorrect":
-            return StepVerdict("incorrect", detail, (*checked, str(eq)))
-        if status == "correct":
-            checked.append(str(eq))
-        else:
-            skipped.append(detail)
-    if not checked:
-        return StepVerdict.unverifiable("; ".join(skipped) if skipped else "no equation found")
-    return StepVerdict("correct", "; ".join(f"skipped {s}" for s in skipped), tuple(checked))
+    errors = (ExpressionError, ArithmeticError, ValueError, TypeError, RecursionError)
+    return check_each(equations, _decide, errors, note_chars=500).verdict()
 
 
 def check_symbolic(step_text: str, timeout_s: float = DEFAULT_STEP_TIMEOUT_S) -> StepVerdict | None:

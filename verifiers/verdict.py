@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeGuard
 
 Status = Literal["correct", "incorrect", "unverifiable"]
 STATUSES: tuple[Status, ...] = ("correct", "incorrect", "unverifiable")
@@ -32,3 +32,12 @@ class StepVerdict:
     def unverifiable(reason: str) -> StepVerdict:
         """Shorthand for a verdict that could not be reached, with its reason."""
         return StepVerdict("unverifiable", reason)
+
+
+def has_text(step_text: object) -> TypeGuard[str]:
+    """True for a string with a non-blank character; every checker calls anything else an ``"empty step"``.
+
+    >>> has_text("1+1 = 2"), has_text("  "), has_text(None)
+    (True, False, False)
+    """
+    return isinstance(step_text, str) and bool(step_text.strip())

@@ -78,9 +78,14 @@ from verifiers.calculator_sample import CORRECT_KINDS, SLIP_KINDS, calculator_li
         ("1/3 = 0.35", "incorrect"),
         ("1/3*5 = 1.666666666666", "correct"),
         ("1/3*5 = 1.666666666665", "incorrect"),  # 13 digits: a rounding, off by more than one unit
+        # Only ASCII digits make numbers: another script's digit or a superscript is a symbol, never a crash.
+        ("3 = .²", "unverifiable"),
+        ("12٣ = 123", "unverifiable"),
+        ("", "unverifiable"),
+        (None, "unverifiable"),
     ],
 )
-def test_step_table(step: str, status: str) -> None:
+def test_step_table(step: str | None, status: str) -> None:
     verdict = check_arithmetic_step(step)
     assert verdict.status == status, verdict
     if status == "incorrect":
@@ -139,3 +144,14 @@ def test_gsm8k_train_annotations(read_jsonl: Callable[[str], list[dict]]) -> Non
     assert slips == GSM8K_TRAIN_SLIPS
     correct = sum(v.status == "correct" for v in in_context)
     assert correct / len(lines) > 0.99
+
+
+def test_exact_incorrect_stops_before_the_symbolic_pass() -> None:
+    verdict = check_arithmetic_step(r"2+2 = 5 and $\sqrt{16} = 4$")
+    assert (verdict.status, verdict.equations) == ("incorrect", ("2+2 = 5",))
+
+
+def test_skipped_equations_are_noted_next_to_the_checked_ones() -> None:
+    verdict = check_arithmetic_step("3*2 = 6 and 5 / 0 = 3")
+    assert verdict.status == "correct" and verdict.equations == ("3*2 = 6",)
+    assert verdict.detail == "skipped 5/0 = 3: division by zero"
