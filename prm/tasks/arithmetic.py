@@ -9,21 +9,22 @@ Two styles share one generator and one checker:
   ``19-3 = 16``, ``16*2 = 32``.
 
 Step truth (:func:`step_truth`) follows the PRM convention: a step is good only while the prefix can still
-reach the answer, so after the first wrong step every later step is wrong. Model text is parsed by a small
-hand-written, length-bounded parser; it is never ``eval``-ed and malformed text is a wrong step, not an
-exception.
+reach the answer, so after the first wrong step every later step is wrong. Model text is read by the
+verifiers' bounded tokenizer and precedence parser (:mod:`verifiers.expression`), cut down to integers with
+``+ - *`` and brackets; it is never ``eval``-ed and malformed text is a wrong step, not an exception.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from prm.format.labels import first_error_of
 from prm.format.steps import join_steps
+from verifiers.expression import ExpressionError, PrecedenceParser, Token, tokenize
 
 __all__ = [
     "ArithmeticConfig",
@@ -38,15 +39,17 @@ STYLES = ("chain", "word")
 OPERATORS = "+-*"
 # Longest problem the generator builds; 32 operations is far past what the policy or a PRM is asked for.
 MAX_OPS = 32
-# Model text is hostile: a step longer than this is malformed (an 8-op chain line is ~60 characters).
-MAX_STEP_CHARS = 400
+# Model text is hostile: an expression (one side of a step) longer than this is malformed (an 8-op chain
+# line is ~60 characters). A task rule, tighter than verifiers.constants.MAX_STEP_CHARS, which bounds a
+# whole prose step (GSM8K, MATH) that the verifiers read.
+MAX_EXPRESSION_CHARS = 400
 # Integer literals longer than this are malformed; 10**18 bounds every product the generator can make
 # at its defaults and keeps a runaway model line from building huge integers.
 MAX_DIGITS = 18
 # Parenthesis nesting the parser accepts (word-style expressions need one level).
 MAX_DEPTH = 8
 
-_TOKEN = re.compile(r"\s*(\d+|[-+*()])")
+_SYMBOLS = {"OP": ("+", "-", "*"), "LP": ("(",), "RP": (")",)}  # token kinds besides NUM the task reads
 _NAMES = ("Mia", "Leo", "Ava", "Sam", "Zoe", "Max", "Ivy", "Tom")
 _PRONOUN = {"Mia": "She", "Ava": "She", "Zoe": "She", "Ivy": "She"}  # the others take "He"
 
@@ -105,88 +108,53 @@ class ArithmeticProblem:
 # --- parsing ---------------------------------------------------------------------------------------
 
 
-class _ParseError(ValueError):
-    pass
+class _IntegerParser(PrecedenceParser):
+    """The verifiers' grammar cut down to the task's: integers, ``+ - *``, round brackets and at most one
+    leading minus per factor (factor := ["-"] (INT | "(" expr ")")); counts binary operations."""
+
+    IMPLICIT = frozenset()  # "2(3)" is malformed here
+    MAX_DEPTH = MAX_DEPTH  # brackets only: unary() below does not nest
+
+    def __init__(self, tokens: Sequence[Token]) -> None:
+        super().__init__(tokens)
+        self.ops = 0
+
+    def unary(self) -> int:
+        tok = self.peek()
+        if tok is not None and tok.text == "-":
+            self.pos += 1
+            return -self.primary()
+        return self.primary()
+
+    def primary(self) -> int:
+        tok = self.take()
+        if tok.kind == "NUM":
+            return int(tok.text)
+        if tok.kind == "LP":
+            return self.bracket()
+        raise ExpressionError(f"expected a number, got {tok.text!r}")
+
+    def binary(self, op: str, lhs: int, rhs: int) -> int:
+        self.ops += 1
+        return _apply(lhs, op, rhs)
 
 
-def _tokenize(text: str) -> list[str]:
-    if len(text) > MAX_STEP_CHARS:
-        raise _ParseError("too long")
-    tokens, pos = [], 0
-    text = text.rstrip()
-    while pos < len(text):
-        match = _TOKEN.match(text, pos)
-        if match is None:
-            raise _ParseError(f"unexpected character at {pos}")
-        token = match.group(1)
-        if token.isdigit() and len(token) > MAX_DIGITS:
-            raise _ParseError("integer literal too long")
-        tokens.append(token)
-        pos = match.end()
-    if not tokens:
-        raise _ParseError("empty")
-    return tokens
-
-
-class _Parser:
-    """Recursive descent: expr := term (("+"|"-") term)*; term := factor ("*" factor)*;
-    factor := ["-"] (INT | "(" expr ")"). Counts binary operations as it goes."""
-
-    def __init__(self, tokens: list[str]) -> None:
-        self.tokens, self.pos, self.ops, self.depth = tokens, 0, 0, 0
-
-    def _peek(self) -> str | None:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
-
-    def _take(self) -> str:
-        token = self._peek()
-        if token is None:
-            raise _ParseError("unexpected end")
-        self.pos += 1
-        return token
-
-    def parse(self) -> int:
-        value = self._expr()
-        if self._peek() is not None:
-            raise _ParseError(f"trailing token {self._peek()!r}")
-        return value
-
-    def _expr(self) -> int:
-        value = self._term()
-        while self._peek() in ("+", "-"):
-            op = self._take()
-            rhs = self._term()
-            value = value + rhs if op == "+" else value - rhs
-            self.ops += 1
-        return value
-
-    def _term(self) -> int:
-        value = self._factor()
-        while self._peek() == "*":
-            self._take()
-            value *= self._factor()
-            self.ops += 1
-        return value
-
-    def _factor(self) -> int:
-        token = self._take()
-        if token == "-":
-            return -self._atom(self._take())
-        return self._atom(token)
-
-    def _atom(self, token: str) -> int:
-        if token.isdigit():
-            return int(token)
-        if token == "(":
-            self.depth += 1
-            if self.depth > MAX_DEPTH:
-                raise _ParseError("nesting too deep")
-            value = self._expr()
-            if self._take() != ")":
-                raise _ParseError("missing ')'")
-            self.depth -= 1
-            return value
-        raise _ParseError(f"expected a number, got {token!r}")
+def _tokens(text: str) -> tuple[list[Token], tuple[str, ...]]:
+    """Tokens of ``text`` and their texts as written, when each is an integer, ``+ - *`` or a round bracket."""
+    if len(text) > MAX_EXPRESSION_CHARS:
+        raise ExpressionError("too long")
+    # Any Unicode decimal digit is a digit here, as int() reads it; the shared tokenizer reads ASCII ones.
+    plain = "".join(str(unicodedata.decimal(ch)) if ch.isdecimal() and not ch.isascii() else ch for ch in text)
+    tokens = tokenize(plain)
+    for tok in tokens:
+        allowed = tok.text.isdigit() if tok.kind == "NUM" else tok.text in _SYMBOLS.get(tok.kind, ())
+        if not allowed or plain[tok.start : tok.end] != tok.text:  # "x" read as "*", "[" as "(", "**" as "^"
+            raise ExpressionError(f"unexpected {tok.text!r}")
+        if tok.kind == "NUM" and len(tok.text) > MAX_DIGITS:
+            raise ExpressionError("integer literal too long")
+    if sum(tok.end - tok.start for tok in tokens) != sum(not ch.isspace() for ch in text):
+        raise ExpressionError("unexpected character")  # one the tokenizer skips ("$")
+    return tokens, tuple(text[tok.start : tok.end] for tok in tokens)
 
 
 def parse_expression(text: str) -> tuple[int, int, tuple[str, ...]] | None:
@@ -199,10 +167,10 @@ def parse_expression(text: str) -> tuple[int, int, tuple[str, ...]] | None:
     (-2, None)
     """
     try:
-        tokens = _tokenize(text)
-        parser = _Parser(tokens)
-        return parser.parse(), parser.ops, tuple(tokens)
-    except _ParseError:
+        tokens, texts = _tokens(text)
+        parser = _IntegerParser(tokens)
+        return parser.parse(), parser.ops, texts
+    except ExpressionError:
         return None
 
 

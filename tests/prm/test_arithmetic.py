@@ -144,6 +144,9 @@ def test_negative_n_is_rejected() -> None:
         ("2*3*4", 24, 2),
         ("10-2-3", 5, 2),
         ("7", 7, 0),
+        ("3*-2", -6, 1),
+        ("(" * 8 + "1" + ")" * 8, 1, 0),  # MAX_DEPTH brackets
+        ("٣+1", 4, 1),  # any Unicode decimal digit, as int() reads it
     ],
 )
 def test_parse_expression_values(text: str, value: int, n_ops: int) -> None:
@@ -168,10 +171,28 @@ def test_parse_expression_values(text: str, value: int, n_ops: int) -> None:
         "(" * 20 + "1" + ")" * 20,
         "1+" * 300 + "1",
         "__import__('os')",
+        "(" * 9 + "1" + ")" * 9,
+        "2(3)",
+        "[1+2]",
+        "2 x 3",
+        "$3",
+        "+3",
+        "--3",
+        "3/2",
+        "3//2",
+        "2^3",
+        "50%",
+        "1,234",
+        "3 = 3",
+        "1+²",
     ],
 )
 def test_parse_expression_rejects_malformed_text(text: str) -> None:
     assert parse_expression(text) is None
+
+
+def test_parse_expression_tokens_are_the_text_as_written() -> None:
+    assert parse_expression(" 12 + (٣-4)") == (11, 2, ("12", "+", "(", "٣", "-", "4", ")"))
 
 
 # --- step truth ----------------------------------------------------------------------------------------
