@@ -298,7 +298,7 @@ def test_health_answers_while_the_model_is_busy(tiny_prm):
             slow.start()
             assert made[0].entered.wait(60)  # the batch now blocks in the worker thread until the gate opens
             # A blocked event loop could not answer until the gate opened, which only happens after this line.
-            assert c.get("/health", timeout=15).status_code == 200
+            assert c.get("/health", timeout=60).status_code == 200
             gate.set()
             slow.join()
     finally:
