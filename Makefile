@@ -45,6 +45,7 @@ demo: $(STAMP)
 
 test: $(STAMP) chromium
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/pytest
 
 # Debian's chromium for the headless check of the Dagster UI; the test skips where it cannot be installed.
@@ -54,6 +55,7 @@ chromium:
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 ui: $(STAMP)
 	mkdir -p $(DAGSTER_HOME)

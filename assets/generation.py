@@ -11,8 +11,9 @@ from assets.metadata import histogram, md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
 from prm.datagen import SampleStats, rollout_rows, sample_solution_rows
+from prm.datagen.partition import solutions_to_label
 from prm.datagen.synthetic import synthetic_solution_rows
-from prm.labeling.partition import solutions_to_label
+from prm.generation.constants import SOLUTION_MAX_TOKENS
 from prm.models import model_cache_dir, prompter_for, resolve_model
 from prm.models.constants import ARITH_POLICY_NAME
 from prm.policy import PolicyTrainConfig, build_policy, read_card
@@ -60,7 +61,7 @@ class SolutionsConfig(dg.Config):
 
     n_samples: int = 4  # solutions per problem; both outcomes per problem is what labels need
     temperature: float = 1.0  # the policy's own distribution
-    max_tokens: int = 768  # char-level tokens: an 8-step chain solution is ~500, a word-problem one ~120
+    max_tokens: int = SOLUTION_MAX_TOKENS
     seed: int = 0
     # A rerun (after a kill, or of the whole job) keeps the partition's solutions, and with them every label
     # already paid for, when they were sampled from the same model, prompt, problems and the four numbers above.
@@ -188,7 +189,7 @@ class RolloutsConfig(dg.Config):
 
     n_rollouts: int = 4  # completions per prefix; labelers top up from here (prefix_hash cache)
     temperature: float = 1.0
-    max_tokens: int = 768
+    max_tokens: int = SOLUTION_MAX_TOKENS
     seed: int = 1  # distinct from the solutions' seed so rollouts are fresh samples
 
 

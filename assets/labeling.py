@@ -6,7 +6,8 @@ import dagster as dg
 from assets.metadata import md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
-from prm.labeling import MCConfig, OmegaPRMConfig, markdown_table
+from prm.generation.constants import SOLUTION_MAX_TOKENS
+from prm.labeling import MCConfig, OmegaPRMConfig, audit_markdown
 from prm.labeling.partition import (
     PartitionLabelReport,
     audit_partition,
@@ -16,6 +17,9 @@ from prm.labeling.partition import (
 from prm.labeling.progress import ProgressConfig
 from prm.models import prompter_for
 from warehouse.methods import method_names
+
+# The library's defaults, which the configs below start from.
+_MC, _OMEGA, _PROGRESS = MCConfig(), OmegaPRMConfig(), ProgressConfig()
 
 
 def _metadata(report: PartitionLabelReport) -> dict:
@@ -30,7 +34,7 @@ def _metadata(report: PartitionLabelReport) -> dict:
         "label_balance": md_table([{"hard label": k, "steps": v} for k, v in sorted(report.label_balance.items())]),
     }
     if audit is not None:
-        meta["audit"] = dg.MetadataValue.md(markdown_table([audit]))
+        meta["audit"] = dg.MetadataValue.md(audit_markdown([audit]))
         if audit.processbench_f1 is not None:
             meta["processbench_f1"] = round(audit.processbench_f1, 3)
     return meta
@@ -39,12 +43,12 @@ def _metadata(report: PartitionLabelReport) -> dict:
 class MCLabelsConfig(dg.Config):
     """Math-Shepherd Monte-Carlo labels: N rollouts from every step prefix."""
 
-    n_rollouts: int = 8  # rollouts per prefix; the `rollouts` asset already paid for some of them
-    early_stop: bool = False  # stop at the first step whose MC is 0 (later steps labeled by convention)
-    monotone: bool = True  # step k is good when any prefix >= k reached gold; False = Math-Shepherd per prefix
+    n_rollouts: int = _MC.n_rollouts  # rollouts per prefix; the `rollouts` asset already paid for some of them
+    early_stop: bool = _MC.early_stop  # stop at the first step whose MC is 0 (later steps labeled by convention)
+    monotone: bool = _MC.monotone  # step k is good when any prefix >= k reached gold; False = per prefix
     resume: bool = True  # skip solutions already labeled by this method (a killed run continues)
     seed: int = 2
-    max_tokens: int = 768
+    max_tokens: int = SOLUTION_MAX_TOKENS
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"vllm", "parquet"}, pool="engine",
@@ -64,16 +68,16 @@ def mc_labels(context: dg.AssetExecutionContext, config: MCLabelsConfig, warehou
 class OmegaPRMLabelsConfig(dg.Config):
     """OmegaPRM binary search (Luo et al. 2024); defaults are the paper's."""
 
-    alpha: float = 0.5
-    beta: float = 0.9
-    length_tokens: int = 500  # L: rollout length normaliser, in tokens
-    c_puct: float = 0.125
-    k: int = 8  # rollouts per MC estimate
-    max_searches: int = 100  # selections per question
-    screen: bool = False  # the paper drops all-right/all-wrong questions; off so every wrong solution is labeled
+    alpha: float = _OMEGA.alpha
+    beta: float = _OMEGA.beta
+    length_tokens: int = _OMEGA.length_tokens  # L: rollout length normaliser, in tokens
+    c_puct: float = _OMEGA.c_puct
+    k: int = _OMEGA.k  # rollouts per MC estimate
+    max_searches: int = _OMEGA.max_searches  # selections per question
+    screen: bool = False  # the paper (and the library) drop all-right/all-wrong questions; off labels every wrong one
     resume: bool = True
     seed: int = 3
-    max_tokens: int = 768
+    max_tokens: int = SOLUTION_MAX_TOKENS
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"vllm", "parquet"}, pool="engine",
@@ -94,7 +98,7 @@ def omegaprm_labels(context: dg.AssetExecutionContext, config: OmegaPRMLabelsCon
 class ProgressLabelsConfig(dg.Config):
     """Step advantage MC(k) - MC(k-1) from the MC labels' rollouts (no new rollouts)."""
 
-    tolerance: float = 0.25  # largest MC drop that still counts as a good step (see prm.labeling.progress)
+    tolerance: float = _PROGRESS.tolerance  # largest MC drop that still counts as a good step
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"parquet"}, deps=["mc_labels"],
@@ -111,7 +115,7 @@ def progress_labels(context: dg.AssetExecutionContext, config: ProgressLabelsCon
                                                                                    for lb in labels)}
     audit = audit_partition(wh, "progress", source, day)
     if audit is not None:
-        meta["audit"] = dg.MetadataValue.md(markdown_table([audit]))
+        meta["audit"] = dg.MetadataValue.md(audit_markdown([audit]))
     return dg.MaterializeResult(metadata=meta)
 
 
@@ -125,6 +129,6 @@ def label_audit(context: dg.AssetExecutionContext, warehouse: WarehouseResource)
     rows = [a for m in method_names() if m in present if (a := audit_partition(wh, m, source, day)) is not None]
     wh.write("label_audit", [r.to_row() for r in rows], source=source, day=day, run_id=context.run_id,
              writer="label_audit", replace=True)
-    table = markdown_table(rows) if rows else "_no exact truth in this partition (not a generated task)_"
+    table = audit_markdown(rows) if rows else "_no exact truth in this partition (not a generated task)_"
     context.log.info("label audit\n" + table)
     return dg.MaterializeResult(metadata={"dagster/row_count": len(rows), "audit": dg.MetadataValue.md(table)})

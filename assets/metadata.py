@@ -8,6 +8,8 @@ from typing import Any
 
 import dagster as dg
 
+from prm.format.markdown import markdown_table
+
 MAX_CELL = 80  # characters of a preview cell; longer text is cut with an ellipsis
 
 
@@ -18,13 +20,10 @@ def _cell(value: Any) -> str:
 
 
 def md_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> dg.MetadataValue:
-    """A markdown table of ``rows`` (a preview, a histogram, an audit)."""
+    """A markdown table of ``rows`` (a preview, a histogram, an audit), cells cut to :data:`MAX_CELL`."""
     if not rows:
         return dg.MetadataValue.md("_no rows_")
-    columns = list(columns or rows[0].keys())
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_cell(row.get(c)) for c in columns) + " |" for row in rows]
-    return dg.MetadataValue.md("\n".join(lines))
+    return dg.MetadataValue.md(markdown_table(rows, columns or list(rows[0].keys()), render=_cell))
 
 
 def histogram(values: Iterable[Any], label: str) -> dg.MetadataValue:

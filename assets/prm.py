@@ -9,17 +9,17 @@ import dagster as dg
 from assets.metadata import md_table
 from assets.resources import WarehouseResource
 from prm.evaluation import evaluation_markdown, plot_best_of_n, plot_label_sources
+from prm.evaluation.folder import evaluate_folder
 from prm.evaluation.heldout import heldout_solutions
 from prm.evaluation.prm_eval import as_solutions, bon_curve
-from prm.models import model_cache_dir
-from prm.training import PRMTrainConfig, TrainingSet, TrainingSetConfig, build_training_set, stratified_splits
-from prm.training.comparison import (
+from prm.experiments.label_sources import (
     ComparisonConfig,
     compare_label_sources,
     comparison_markdown,
     comparison_table,
-    evaluate_folder,
 )
+from prm.models import model_cache_dir
+from prm.training import PRMTrainConfig, TrainingSet, TrainingSetConfig, build_training_set, stratified_splits
 from prm.training.trainer import read_prm_card
 from warehouse import connect, today
 

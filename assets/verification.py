@@ -6,7 +6,7 @@ import dagster as dg
 from assets.metadata import md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
-from prm.labeling import markdown_table
+from prm.labeling import audit_markdown
 from prm.labeling.agreement import agreement_markdown, pairwise_agreement
 from prm.labeling.consensus import POLICIES, ConsensusConfig
 from prm.labeling.judge import JudgeConfig
@@ -94,5 +94,5 @@ def consensus_labels(context: dg.AssetExecutionContext, config: ConsensusAssetCo
         "kept_solutions": len(run.kept),
         "agreement": dg.MetadataValue.md(agreement),
         "policies": policies,
-        "audit_of_kept": dg.MetadataValue.md(markdown_table(audits) if audits else "_no exact truth_"),
+        "audit_of_kept": dg.MetadataValue.md(audit_markdown(audits) if audits else "_no exact truth_"),
     })

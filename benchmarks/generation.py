@@ -34,6 +34,7 @@ from typing import Any
 # Run as a script, this folder heads sys.path and benchmarks/prm.py would shadow the `prm` package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
+from prm.datagen.targets import SolutionToLabel  # noqa: E402
 from prm.format import format_prompt  # noqa: E402
 from prm.generation import (  # noqa: E402
     GenerationBackend,
@@ -42,7 +43,6 @@ from prm.generation import (  # noqa: E402
     rollouts_from_prefixes,
     sample_solutions,
 )
-from prm.labeling import SolutionToLabel  # noqa: E402
 from prm.labeling.judge import judge_prompt  # noqa: E402
 from prm.models import load_tokenizer, resolve_model  # noqa: E402
 from prm.policy import PolicyTrainConfig  # noqa: E402

@@ -33,16 +33,16 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from tqdm import tqdm  # noqa: E402
 
 from prm.datagen.solutions import sample_solution_rows  # noqa: E402
+from prm.datagen.targets import SolutionToLabel  # noqa: E402
 from prm.generation import GenerationConfig, make_backend  # noqa: E402
 from prm.labeling import (  # noqa: E402
     MCConfig,
     OmegaPRMConfig,
-    SolutionToLabel,
     audit_labels,
+    audit_markdown,
     backend_sampler,
     f1_difference_ci,
     get_labeler,
-    markdown_table,
     predicted_first_errors,
 )
 from prm.models import prompter_for  # noqa: E402
@@ -141,7 +141,7 @@ def main() -> None:
                               **run.extra}))
     if args.dump:
         args.dump.write_text("".join(json.dumps({"solution_id": k, **v}) + "\n" for k, v in dump.items()))
-    print(markdown_table(list(audits.values())), file=sys.stderr)
+    print(audit_markdown(list(audits.values())), file=sys.stderr)
     # Same solutions for every method: a paired bootstrap says whether an F1 gap is more than sampling noise.
     gaps = {k: f1_difference_ci(preds[k], preds["mc"], truth) for k in ("mc_early_stop", "omegaprm")}
     print(json.dumps({"f1_minus_mc": gaps, "total_seconds": round(time.perf_counter() - started, 1)}))

@@ -27,7 +27,9 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from prm.datagen.solutions import sample_solution_rows  # noqa: E402
 from prm.evaluation.heldout import heldout_solutions  # noqa: E402
+from prm.experiments.label_sources import ComparisonConfig, compare_label_sources, comparison_table  # noqa: E402
 from prm.generation import GenerationConfig, make_backend  # noqa: E402
+from prm.generation.constants import SOLUTION_MAX_TOKENS  # noqa: E402
 from prm.labeling import MCConfig, OmegaPRMConfig  # noqa: E402
 from prm.labeling.consensus import ConsensusConfig  # noqa: E402
 from prm.labeling.partition import (  # noqa: E402
@@ -42,7 +44,6 @@ from prm.models.constants import ARITH_POLICY_NAME  # noqa: E402
 from prm.scoring import load_prm  # noqa: E402
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic  # noqa: E402
 from prm.training import PRMTrainConfig, TrainingSetConfig, read_prm_card, stratified_splits  # noqa: E402
-from prm.training.comparison import ComparisonConfig, compare_label_sources, comparison_table  # noqa: E402
 from warehouse import Warehouse, connect  # noqa: E402
 from warehouse.methods import COMPARED_METHODS, LABEL_SOURCES, TRUTH  # noqa: E402
 
@@ -87,7 +88,8 @@ def build_labels(wh: Warehouse, args: argparse.Namespace) -> None:
         policy = model_version(ARITH_POLICY_NAME)
         prompter = prompter_for(ARITH_POLICY_NAME)
         sols, steps, stats = sample_solution_rows(backend, problems, prompter, model=policy, n=args.samples,
-                                                  seed=args.seed, max_tokens=768, temperature=args.temperature)
+                                                  seed=args.seed, max_tokens=SOLUTION_MAX_TOKENS,
+                                                  temperature=args.temperature)
         wh.write("solutions", sols, writer="solutions", **kw)
         wh.write("steps", steps, writer="solutions", **kw)
         ok = [s for s in sols if s["status"] == "ok"]
@@ -96,7 +98,7 @@ def build_labels(wh: Warehouse, args: argparse.Namespace) -> None:
                "share_with_a_wrong_step": round(wrong / max(len(ok), 1), 3),
                "seconds": round(time.perf_counter() - started, 1)})
         common = {"model": policy, "source": SOURCE, "day": DAY, "run_id": "bench", "prompt": prompter,
-                  "max_tokens": 768, "progress": lambda m: None}
+                  "max_tokens": SOLUTION_MAX_TOKENS, "progress": lambda m: None}
         for method, config in (("mc", MCConfig(n_rollouts=args.rollouts)),
                                ("omegaprm", OmegaPRMConfig(k=args.rollouts, screen=False))):
             started = time.perf_counter()

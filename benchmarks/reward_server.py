@@ -45,8 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx  # noqa: E402
 
 from benchmarks import workload  # noqa: E402
-
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+from warehouse.config import PROJECT_ROOT  # noqa: E402
 
 
 def _args() -> argparse.Namespace:

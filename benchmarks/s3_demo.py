@@ -28,9 +28,9 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 import httpx
 
 from warehouse import Warehouse, connect
+from warehouse.config import PROJECT_ROOT
 from warehouse.schemas import TABLES
 
-PROJECT = Path(__file__).resolve().parents[1]
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1"}
 WALL_METRICS = ("run/train_s", "run/wall_s")
 
@@ -93,7 +93,7 @@ def main() -> None:
                    "PRM_INBOX": str(work / name / "inbox")}
             start = time.perf_counter()
             with open(work / f"{name}.log", "w") as log:
-                rc = subprocess.run([sys.executable, "-m", "pipelines.demo"], cwd=PROJECT, env=env, stdout=log,
+                rc = subprocess.run([sys.executable, "-m", "pipelines.demo"], cwd=PROJECT_ROOT, env=env, stdout=log,
                                     stderr=subprocess.STDOUT).returncode
             walls[name] = {"rc": rc, "wall_s": round(time.perf_counter() - start, 1)}
             print(json.dumps({name: walls[name]}), file=sys.stderr, flush=True)

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 ENV_VAR = "PRM_DATA_ROOT"
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[1]  # the checkout: every module that needs it imports it from here
 
 
 def default_root() -> str:

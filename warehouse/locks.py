@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,11 +41,26 @@ def named_lock(root: str, name: str) -> Iterator[None]:
 
 
 @contextmanager
-def exclusive(path: Path) -> Iterator[None]:
-    """Hold the exclusive lock on ``path`` until the block ends (or the process dies)."""
+def exclusive(path: Path, timeout_s: float | None = None, poll_s: float = 0.1) -> Iterator[None]:
+    """Hold the exclusive ``flock`` on ``path`` (created with its folder) until the block ends or the process dies:
+    the kernel releases it then, so a crash never leaves a stale lock. ``timeout_s``: raise TimeoutError after
+    waiting that long (None waits for ever)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if timeout_s is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"waited {timeout_s:.0f} s for lock {path}: another process holds it; "
+                                           "wait for it or kill it, then retry") from None
+                    time.sleep(poll_s)
         yield
     finally:
         os.close(fd)  # releases the lock

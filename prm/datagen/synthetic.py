@@ -16,7 +16,26 @@ from prm.datagen.truth import logic_problem, step_truths
 from prm.format import join_steps, segment
 from prm.tasks.logic import corrupt_steps
 
-SYNTHETIC_MODEL = "synthetic:gold+corruption"  # solutions.model of these rows; rollout labelers skip them
+SYNTHETIC_PREFIX = "synthetic:"  # solutions.model of every program-written row starts with it
+SYNTHETIC_MODEL = SYNTHETIC_PREFIX + "gold+corruption"  # solutions.model of these rows; rollout labelers skip them
+
+
+def is_synthetic(model: str) -> bool:
+    """Whether a ``solutions.model`` names program-written rows rather than a policy's samples.
+
+    >>> is_synthetic(SYNTHETIC_MODEL), is_synthetic("arith-policy@c48338b7531d")
+    (True, False)
+    """
+    return model.startswith(SYNTHETIC_PREFIX)
+
+
+def policy_written_sql(column: str) -> str:
+    """The SQL condition that keeps rows whose ``column`` (a ``solutions.model``) is not synthetic.
+
+    >>> policy_written_sql("so.model")
+    "NOT starts_with(so.model, 'synthetic:')"
+    """
+    return f"NOT starts_with({column}, '{SYNTHETIC_PREFIX}')"
 
 
 def synthetic_solution_rows(

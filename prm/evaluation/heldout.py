@@ -8,15 +8,16 @@ from typing import Any
 
 import duckdb
 
+from prm.datagen.synthetic import policy_written_sql
 from warehouse import connect
 
 # Ok solutions with exact truth (generated tasks) and their ordered steps; model-written rows only.
-_SOLUTIONS_SQL = """
+_SOLUTIONS_SQL = f"""
 SELECT so.solution_id, so.problem_id, p.question, p.n_gold_steps, so.final_answer, so.is_correct,
        so.first_error_truth AS first_error, so.sample_idx
 FROM solutions so JOIN problems p USING (problem_id)
 WHERE so.status = 'ok' AND so.first_error_truth IS NOT NULL AND so.n_steps > 0
-  AND so.model NOT LIKE 'synthetic:%' {source_filter}
+  AND {policy_written_sql('so.model')} {{source_filter}}
 ORDER BY so.problem_id, so.sample_idx, so.solution_id
 """
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from prm.evaluation.prm_eval import AGGREGATIONS, MAJORITY, ORACLE, RANDOM, BestOfN
+from prm.export.io import atomic_write
 
 DPI = 120  # legible in a README at the default 6.4 x 4.8 inch size, ~100 KB
 REFERENCE_STYLE = {MAJORITY: "--", RANDOM: ":", ORACLE: "-."}  # references dashed, PRM aggregations solid
@@ -85,14 +85,4 @@ def plot_label_sources(rows: Sequence[Mapping[str, Any]], path: str | os.PathLik
 
 def save_png(fig: Figure, path: str | os.PathLike[str]) -> Path:
     """Write ``fig`` as a PNG atomically (temp file + rename): a reader never sees half a plot."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}-", suffix=".png", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format="png", dpi=DPI)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=DPI))

@@ -30,6 +30,7 @@ import numpy as np
 
 from prm.evaluation.metrics import first_error_accuracies, gap_closed, harmonic_mean, processbench_f1, roc_auc
 from prm.format import first_error_of, labels_from_first_error
+from prm.format.markdown import markdown_table
 
 # How best-of-N picks with a PRM, in the order that breaks ties when choosing on validation: the solution whose
 # aggregated score is highest, or (``vote_*``) the answer whose solutions' aggregated scores sum highest, the
@@ -484,12 +485,11 @@ def evaluation_markdown(rows: Sequence[Mapping[str, Any]],
     metrics = list(metrics) if metrics is not None else list(dict.fromkeys(r["metric"] for r in rows))
     table: dict[tuple[str, str, str], dict[str, float | None]] = defaultdict(dict)
     for r in rows:
-        table[(r["model"], r.get("label_method") or "-", r["split"])][r["metric"]] = r["value"]
-    lines = ["| " + " | ".join(["model", "label_method", "split", *metrics]) + " |", "|" + "---|" * (3 + len(metrics))]
-    for key, values in table.items():
-        cells = ["-" if values.get(m) is None else f"{values[m]:.3f}" for m in metrics]
-        lines.append("| " + " | ".join([*key, *cells]) + " |")
-    return "\n".join(lines)
+        value = None if r["value"] is None else float(r["value"])
+        table[(r["model"], r.get("label_method") or "-", r["split"])][r["metric"]] = value
+    keys = ("model", "label_method", "split")
+    return markdown_table([{**dict(zip(keys, key, strict=True)), **values} for key, values in table.items()],
+                          [*keys, *metrics])
 
 
 __all__ = ["AGGREGATIONS", "CONSTANT", "LENGTH", "MAJORITY", "ORACLE", "RANDOM", "BestOfN", "ProcessBenchResult",

@@ -9,19 +9,20 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from prm.export.encodable import dumps_strict, utf8_rows
 
 
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` to a temp file beside ``path``, fsync it, then ``os.replace`` it into place."""
+def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]) -> Path:
+    """Call ``write`` on a temp file beside ``path``, fsync it, then ``os.replace`` it into place: the one atomic
+    file writer (text, JSON, plots)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -29,6 +30,12 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    data = text.encode("utf-8")
+    return atomic_write(path, lambda f: f.write(data))
 
 
 def write_jsonl(rows: Iterable[Mapping[str, Any]], path: str | Path) -> Path:

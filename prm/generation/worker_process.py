@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from prm.generation.constants import LOG_TAIL_LINES, WORKER_SHUTDOWN_S
+from warehouse.config import PROJECT_ROOT
 
-_PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # Liveness checks while waiting on the worker: short enough to report a crash within a second.
 _POLL_S = 1.0
 
@@ -64,7 +64,7 @@ class WorkerProcess:
         self.log_path = Path(log.name)
         parent_sock, child_sock = socket.socketpair()
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
         self._proc = subprocess.Popen(
             [sys.executable, "-m", module, str(child_sock.fileno())],
             pass_fds=(child_sock.fileno(),),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from prm.format.markdown import markdown_table
 from prm.labeling.consensus import SolutionVerdicts
 from warehouse.methods import TRUTH
 
@@ -47,8 +48,6 @@ def pairwise_agreement(verdicts: Sequence[SolutionVerdicts], methods: Sequence[s
 
 def agreement_markdown(agreements: Sequence[Agreement]) -> str:
     """A markdown table: pair, solutions both decided, agreement rate."""
-    lines = ["| methods | both decided | agree |", "|---|---|---|"]
-    for g in agreements:
-        rate = "-" if g.rate is None else f"{g.rate:.0%}"
-        lines.append(f"| {g.a} vs {g.b} | {g.n_both} | {rate} |")
-    return "\n".join(lines)
+    rows = [{"methods": f"{g.a} vs {g.b}", "both decided": g.n_both,
+             "agree": None if g.rate is None else f"{g.rate:.0%}"} for g in agreements]
+    return markdown_table(rows, ["methods", "both decided", "agree"])

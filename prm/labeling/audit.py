@@ -19,6 +19,7 @@ from typing import Any
 
 from prm.evaluation.metrics import first_error_accuracies, harmonic_mean, ratio, step_f1
 from prm.format import first_error_of
+from prm.format.markdown import markdown_table
 from prm.labeling.types import StepLabel
 
 
@@ -117,15 +118,10 @@ _COLUMNS = ("method", "n_solutions", "n_steps", "step_accuracy", "step_f1", "fir
             "processbench_f1", "rollouts_per_step", "tokens_per_step", "coverage")
 
 
-def markdown_table(rows: Sequence[AuditRow]) -> str:
+def audit_markdown(rows: Sequence[AuditRow]) -> str:
     """The audit rows as a markdown table, numbers to 3 decimals (``-`` = undefined).
 
-    >>> print(markdown_table([AuditRow("mc", 1, 2, 1.0, None, 1.0, None, None, 8.0, 96.5)]).splitlines()[2])
+    >>> print(audit_markdown([AuditRow("mc", 1, 2, 1.0, None, 1.0, None, None, 8.0, 96.5)]).splitlines()[2])
     | mc | 1 | 2 | 1.000 | - | 1.000 | - | - | 8.000 | 96.500 | - |
     """
-    def cell(v: Any) -> str:
-        return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
-
-    lines = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
-    lines += ["| " + " | ".join(cell(getattr(r, c)) for c in _COLUMNS) + " |" for r in rows]
-    return "\n".join(lines)
+    return markdown_table([{c: getattr(r, c) for c in _COLUMNS} for r in rows], _COLUMNS)

@@ -15,11 +15,6 @@ OMEGA_LENGTH_TOKENS = 500  # L: normalises len(r), counted in tokens (not words,
 OMEGA_C_PUCT = 0.125  # exploration weight of U(s) = c_puct * sqrt(sum N) / (1 + N(s))
 OMEGA_MAX_SEARCHES = 100  # paper's per-question search limit
 
-# Used only when a solution carries no completion_tokens (rows built by hand): arithmetic steps are
-# short ASCII, about 3 characters per BPE token for SmolLM2-style tokenizers and 1 for char tokenizers;
-# 3 errs towards shorter lengths, which only shifts beta^(len/L) by a few percent at L=500.
-CHARS_PER_TOKEN_FALLBACK = 3.0
-
 # Seeds handed to the engine stay in the positive 31-bit range vLLM and torch accept.
 SEED_MODULUS = 2**31 - 1
 

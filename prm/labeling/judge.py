@@ -22,9 +22,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prm.datagen.targets import SolutionToLabel
 from prm.format import labels_from_first_error, statuses_from_first_error
 from prm.generation import GenerationBackend, sample_solutions
-from prm.labeling.types import SolutionToLabel, StepLabel, params_json
+from prm.labeling.types import StepLabel, params_json
 from prm.models import prompter_for
 from warehouse.methods import JUDGE
 

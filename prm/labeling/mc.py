@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+from prm.datagen.targets import SolutionToLabel
 from prm.format import first_error_of
 from prm.labeling.constants import (
     DEFAULT_N_ROLLOUTS,
@@ -30,7 +31,7 @@ from prm.labeling.constants import (
     STATUS_LABELED,
     STATUS_UNVERIFIABLE,
 )
-from prm.labeling.types import LabelRun, RolloutOutcome, RolloutSampler, SolutionToLabel, StepLabel, params_json
+from prm.labeling.types import LabelRun, RolloutOutcome, RolloutSampler, StepLabel, params_json
 
 
 @dataclass(frozen=True)

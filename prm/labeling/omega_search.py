@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from prm.datagen.rollouts import RolloutTarget, prefix_target
+from prm.datagen.targets import SolutionToLabel
 from prm.format import Segmented
 from prm.labeling.constants import (
     DEFAULT_N_ROLLOUTS,
@@ -36,7 +37,7 @@ from prm.labeling.constants import (
     OMEGA_LENGTH_TOKENS,
     OMEGA_MAX_SEARCHES,
 )
-from prm.labeling.types import RolloutOutcome, SolutionToLabel
+from prm.labeling.types import RolloutOutcome
 from prm.tasks.records import stable_id
 
 

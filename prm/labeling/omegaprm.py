@@ -22,10 +22,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
+from prm.datagen.targets import SolutionToLabel
 from prm.format import labels_from_first_error
 from prm.labeling.constants import STATUS_BY_CONVENTION, STATUS_LABELED
 from prm.labeling.omega_search import OmegaPRMConfig, QuestionSearch
-from prm.labeling.types import LabelRun, RolloutSampler, SolutionToLabel, StepLabel, params_json
+from prm.labeling.types import LabelRun, RolloutSampler, StepLabel, params_json
 
 
 def run_lockstep(searches: Sequence[QuestionSearch], sampler: RolloutSampler, progress: Any = None) -> int:

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from prm.datagen.synthetic import SYNTHETIC_MODEL
+from prm.datagen.partition import policy_solutions, solutions_to_label
 from prm.generation import GenerationBackend
+from prm.generation.constants import SOLUTION_MAX_TOKENS
 from prm.labeling.audit import AuditRow, audit_labels
 from prm.labeling.consensus import (
     ConsensusConfig,
@@ -26,7 +27,7 @@ from prm.labeling.progress import PROGRESS_METHOD, ProgressConfig, progress_labe
 from prm.labeling.registry import get_labeler
 from prm.labeling.resume import label_in_chunks
 from prm.labeling.sampler import backend_sampler
-from prm.labeling.types import SolutionToLabel, StepLabel
+from prm.labeling.types import StepLabel
 from warehouse import Warehouse
 from warehouse.methods import CONSENSUS
 
@@ -46,20 +47,6 @@ class PartitionLabelReport:
     label_balance: dict[str, int] = field(default_factory=dict)
 
 
-def solutions_to_label(wh: Warehouse, source: str, day: str, prompt: Callable[[str], str]) -> list[SolutionToLabel]:
-    """Every ok policy-sampled solution of the partition with its steps, prompt and gold answer."""
-    problems = {p["problem_id"]: p for p in wh.read_partition("problems", source, day).to_pylist()}
-    steps: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in wh.read_partition("steps", source, day).to_pylist():
-        steps[row["solution_id"]].append(row)
-    return [
-        SolutionToLabel.from_rows(s, steps[s["solution_id"]], prompt(problems[s["problem_id"]]["question"]),
-                                  problems[s["problem_id"]]["gold_answer"])
-        for s in wh.read_partition("solutions", source, day).to_pylist()
-        if s["status"] == "ok" and steps[s["solution_id"]] and s["model"] != SYNTHETIC_MODEL
-    ]
-
-
 def label_partition(
     wh: Warehouse,
     method: str,
@@ -73,7 +60,7 @@ def label_partition(
     prompt: Callable[[str], str],
     resume: bool = True,
     seed: int = 0,
-    max_tokens: int = 768,
+    max_tokens: int = SOLUTION_MAX_TOKENS,
     chunk_solutions: int = 64,
     progress: Callable[[str], None] = print,
 ) -> PartitionLabelReport:
@@ -153,7 +140,7 @@ def label_progress_partition(wh: Warehouse, config: ProgressConfig, *, source: s
                              run_id: str) -> list[StepLabel]:
     """Progress labels of the partition from its ``config.base_method`` labels; replaces earlier ones."""
     mc = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] == config.base_method]
-    solutions = [s for s in wh.read_partition("solutions", source, day).to_pylist() if s["model"] != SYNTHETIC_MODEL]
+    solutions = policy_solutions(wh, source, day)
     labels = progress_labels(mc, solutions, config)
     wh.write("step_labels", [lb.to_row() for lb in labels], source=source, day=day, run_id=run_id,
              writer=PROGRESS_METHOD, replace=True)

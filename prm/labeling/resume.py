@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Iterator, Sequence
 
-from prm.labeling.types import Labeler, LabelRun, RolloutSampler, SolutionToLabel
+from prm.datagen.targets import SolutionToLabel
+from prm.labeling.types import Labeler, LabelRun, RolloutSampler
 
 
 def chunk_by_problem(solutions: Sequence[SolutionToLabel], max_solutions: int) -> list[list[SolutionToLabel]]:

@@ -6,8 +6,8 @@ import importlib.util
 import shutil
 from pathlib import Path
 
-from prm.models.cache import file_lock
-from prm.models.constants import COMPLETE_MARKER, SMOLLM2_GGUF, SMOLLM2_PACKAGE
+from prm.models.constants import COMPLETE_MARKER, LOCK_POLL_S, LOCK_TIMEOUT_S, SMOLLM2_GGUF, SMOLLM2_PACKAGE
+from warehouse.locks import exclusive
 
 
 def smollm2_gguf_path() -> Path:
@@ -37,7 +37,7 @@ def convert_gguf_to_hf(gguf: Path, out_dir: Path) -> Path:
     """
     if is_complete(out_dir):
         return out_dir
-    with file_lock(out_dir.with_name(out_dir.name + ".lock")):
+    with exclusive(out_dir.with_name(out_dir.name + ".lock"), timeout_s=LOCK_TIMEOUT_S, poll_s=LOCK_POLL_S):
         if is_complete(out_dir):
             return out_dir
         from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -19,6 +19,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from prm.format import first_error_of, format_prompt, split_steps
+from prm.format.markdown import markdown_table
 from prm.policy.constants import MAX_NEW_TOKENS_FACTOR, MAX_NEW_TOKENS_MARGIN, MAX_POSITIONS
 from prm.tasks.arithmetic import ArithmeticProblem, step_truth
 from verifiers import extract_answer
@@ -78,17 +79,11 @@ class EvalTable:
 
     def to_markdown(self) -> str:
         """The table as Markdown, one line per difficulty (``all`` for the pooled row)."""
-        lines = [
-            "| n_ops | problems | samples | answer acc | step error | mixed | mean steps |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for r in self.rows:
-            name = "all" if r.n_ops == 0 else str(r.n_ops)
-            lines.append(
-                f"| {name} | {r.n_problems} | {r.n_samples} | {r.answer_accuracy:.3f} | "
-                f"{r.step_error_rate:.3f} | {r.mixed_share:.3f} | {r.mean_steps:.2f} |"
-            )
-        return "\n".join(lines)
+        rows = [{"n_ops": "all" if r.n_ops == 0 else r.n_ops, "problems": r.n_problems, "samples": r.n_samples,
+                 "answer acc": r.answer_accuracy, "step error": r.step_error_rate, "mixed": r.mixed_share,
+                 "mean steps": f"{r.mean_steps:.2f}"} for r in self.rows]
+        return markdown_table(rows, ["n_ops", "problems", "samples", "answer acc", "step error", "mixed",
+                                     "mean steps"])
 
 
 def _is_right(problem: ArithmeticProblem, text: str) -> bool:

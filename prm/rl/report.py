@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from prm.export.io import atomic_write_text
+from prm.format.markdown import markdown_table
 from prm.rl.config import RLRunConfig
 from prm.rl.constants import PLOT_FILE, SUMMARY_FILE, TABLE_FILE
 from prm.rl.grpo import ArmResult, HeldOut, Progress, accuracy_gain_ci, load_result, run_grpo, run_key
@@ -89,11 +90,12 @@ def _interval(ci: Sequence[float] | None, digits: int, sign: str = "") -> str:
     return "" if ci is None else f" [{ci[0]:{sign}.{digits}f}, {ci[1]:{sign}.{digits}f}]"
 
 
-def _accuracy_cells(s: dict[str, Any]) -> str:
-    """``before [ci] → after [ci] | gain [ci]`` of a summary row (the gain's interval is paired)."""
+def _accuracy_cells(s: dict[str, Any]) -> dict[str, str]:
+    """``before [ci] → after [ci]`` and ``gain [ci]`` of a summary row (the gain's interval is paired)."""
     acc = (f"{s['acc_before']:.3f}{_interval(s['acc_before_ci'], 2)} → "
            f"{s['acc_after']:.3f}{_interval(s['acc_after_ci'], 2)}")
-    return f"{acc} | {s['acc_after'] - s['acc_before']:+.3f}{_interval(s['acc_gain_ci'], 3, '+')}"
+    return {"answer acc [95% CI]": acc,
+            "acc gain [95% CI]": f"{s['acc_after'] - s['acc_before']:+.3f}{_interval(s['acc_gain_ci'], 3, '+')}"}
 
 
 def comparison_markdown(results: Sequence[ArmResult]) -> str:
@@ -103,17 +105,17 @@ def comparison_markdown(results: Sequence[ArmResult]) -> str:
 
     Hacking reads off three columns: steps per completion and length rising while accuracy does not, and the
     PRM's lowest step score rising with them."""
-    lines = ["| arm | steps | answer acc [95% CI] | acc gain [95% CI] | step error | steps/completion | chars | "
-             "PRM min step | train reward | train s |", "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for r in results:
         s = r.summary()
-        lines.append(
-            f"| {r.arm} | {r.steps} | {_accuracy_cells(s)} | "
-            f"{_pair(s['step_err_before'], s['step_err_after'], 3)} | "
-            f"{_pair(s['steps_before'], s['steps_after'], 2)} | "
-            f"{_pair(s['chars_before'], s['chars_after'], 0)} | {_pair(s['prm_min_before'], s['prm_min_after'], 3)} | "
-            f"{_pair(s['reward_first'], s['reward_last'], 3)} | {s['train_s']:.0f} |")
-    return "\n".join(lines)
+        rows.append({"arm": r.arm, "steps": r.steps, **_accuracy_cells(s),
+                     "step error": _pair(s["step_err_before"], s["step_err_after"], 3),
+                     "steps/completion": _pair(s["steps_before"], s["steps_after"], 2),
+                     "chars": _pair(s["chars_before"], s["chars_after"], 0),
+                     "PRM min step": _pair(s["prm_min_before"], s["prm_min_after"], 3),
+                     "train reward": _pair(s["reward_first"], s["reward_last"], 3), "train s": f"{s['train_s']:.0f}"})
+    return markdown_table(rows, ["arm", "steps", "answer acc [95% CI]", "acc gain [95% CI]", "step error",
+                                 "steps/completion", "chars", "PRM min step", "train reward", "train s"], render=str)
 
 
 def _smooth(values: list[float], window: int) -> list[float]:

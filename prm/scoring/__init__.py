@@ -4,6 +4,6 @@ Math-Shepherd's), one solution or batches, by transformers or by vLLM's pooling 
 
 from prm.scoring.scorer import PRMScorer, ScorerConfig, load_prm
 from prm.scoring.vllm_scorer import VLLMScorer
-from prm.scoring.warehouse_rows import score_rows_for_warehouse
+from prm.scoring.warehouse_rows import score_rows_for_warehouse, step_score_rows
 
-__all__ = ["PRMScorer", "ScorerConfig", "VLLMScorer", "load_prm", "score_rows_for_warehouse"]
+__all__ = ["PRMScorer", "ScorerConfig", "VLLMScorer", "load_prm", "score_rows_for_warehouse", "step_score_rows"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from prm.scoring.scorer import PRMScorer
@@ -44,7 +44,17 @@ def score_rows_for_warehouse(scorer: PRMScorer, model_version: str, rows: Iterab
                              "select every step of each solution")
         items.append((sol["question"], [sol["steps"][k] for k in range(len(sol["steps"]))]))
     scores = scorer.score_batch(items, batch_size=batch_size)
-    return [{"model": model_version, "solution_id": sid, "problem_id": sol["problem_id"], "step_idx": k,
-             "score": float(score)}
-            for (sid, sol), step_scores in zip(solutions.items(), scores, strict=True)
-            for k, score in enumerate(step_scores)]
+    return step_score_rows(model_version, [{"solution_id": sid, **sol} for sid, sol in solutions.items()], scores)
+
+
+def step_score_rows(model_version: str, solutions: Sequence[Mapping[str, Any]],
+                    scores: Sequence[Sequence[float]]) -> list[dict[str, Any]]:
+    """``step_scores`` rows of ``solutions`` (each with ``solution_id`` and ``problem_id``) and their per-step
+    ``scores``, in order: the one place such rows are built.
+
+    >>> step_score_rows("prm@1a2b", [{"solution_id": "s0", "problem_id": "p0"}], [[0.25, 0.5]])[1]
+    {'model': 'prm@1a2b', 'solution_id': 's0', 'problem_id': 'p0', 'step_idx': 1, 'score': 0.5}
+    """
+    return [{"model": model_version, "solution_id": sol["solution_id"], "problem_id": sol["problem_id"],
+             "step_idx": k, "score": float(score)}
+            for sol, step_scores in zip(solutions, scores, strict=True) for k, score in enumerate(step_scores)]

@@ -20,19 +20,20 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from prm.datagen.synthetic import policy_written_sql
 from prm.training.constants import SPLITS
 
 if TYPE_CHECKING:
     from prm.training.data import TrainingSetConfig
 
 # Per problem, which outcomes its gradable, model-written solutions with exact truth have (what evaluation reads).
-_OUTCOMES_SQL = """
+_OUTCOMES_SQL = f"""
 SELECT p.problem_id, any_value(p.n_gold_steps) AS n_gold_steps,
        coalesce(bool_or(so.first_error_truth >= 0), false) AS has_wrong,
        coalesce(bool_or(so.first_error_truth = -1), false) AS has_right
 FROM problems p JOIN solutions so ON so.problem_id = p.problem_id
 WHERE so.status = 'ok' AND so.first_error_truth IS NOT NULL AND so.n_steps > 0
-  AND so.model NOT LIKE 'synthetic:%' {source_filter}
+  AND {policy_written_sql('so.model')} {{source_filter}}
 GROUP BY p.problem_id
 ORDER BY p.problem_id
 """

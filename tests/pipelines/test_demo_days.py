@@ -19,12 +19,12 @@ from assets.prm import PRMDataConfig
 from assets.problems import ProblemsConfig
 from assets.resources import GenerationResource
 from prm.datagen.solutions import sample_solution_rows
+from prm.evaluation.folder import evaluate_folder
 from prm.evaluation.heldout import heldout_solutions
 from prm.generation import make_backend
 from prm.models import model_version, prompter_for
 from prm.tasks.sources import load_source
 from prm.training import build_training_set, problem_split, stratified_splits
-from prm.training.comparison import evaluate_folder
 from prm.training.splits import held_out_outcomes
 from tests.tiny_models import TinyModels
 from warehouse import Warehouse, connect

@@ -7,6 +7,7 @@ import hashlib
 
 import pytest
 
+from prm.datagen.partition import solutions_to_label
 from prm.datagen.solutions import solution_rows
 from prm.format import (
     Prompter,
@@ -18,7 +19,6 @@ from prm.format import (
 )
 from prm.generation import Completion
 from prm.labeling import MCConfig, OmegaPRMConfig, get_labeler
-from prm.labeling.partition import solutions_to_label
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
 
 COMPLETIONS = {

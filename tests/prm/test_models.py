@@ -9,8 +9,8 @@ import pytest
 
 from prm.format import format_prompt
 from prm.models import load_tokenizer, prompter_for, resolve_model
-from prm.models.cache import file_lock
 from prm.models.constants import SHIPPED_POLICY_DIR
+from warehouse.locks import exclusive
 
 
 class _Plain:
@@ -59,7 +59,7 @@ def test_format_prompt_accepts_model_path(tiny_policy_dir: Path) -> None:
 
 def test_file_lock_is_exclusive(tmp_path: Path) -> None:
     lock = tmp_path / "m.lock"
-    with file_lock(lock), pytest.raises(TimeoutError, match="another process"), file_lock(lock, timeout_s=0.2):
+    with exclusive(lock), pytest.raises(TimeoutError, match="another process"), exclusive(lock, timeout_s=0.2):
         pass
 
 

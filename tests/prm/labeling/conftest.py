@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from prm.datagen.rollouts import RolloutTarget
-from prm.labeling import CachedRolloutSampler, RolloutOutcome, SolutionToLabel
+from prm.datagen.targets import SolutionToLabel
+from prm.labeling import CachedRolloutSampler, RolloutOutcome
 
 TOKENS_PER_ROLLOUT = 10
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prm.labeling import AuditRow, audit_labels, markdown_table
+from prm.labeling import AuditRow, audit_labels, audit_markdown
 
 # Three solutions: "w1" wrong from step 1, "w2" wrong from step 2, "c" correct; three steps each.
 TRUTH_FE = {"w1": 1, "w2": 2, "c": -1}
@@ -63,5 +63,5 @@ def test_row_matches_label_audit_schema_and_table_prints():
 
     row = audit_labels("m", [], STEPS, SOLS)
     assert set(row.to_row()) == {f.name for f in LABEL_AUDIT} - {"run_id", "created_at", "source", "day"}
-    table = markdown_table([row, AuditRow("x", 0, 0, None, None, None, None, None, None, None)])
+    table = audit_markdown([row, AuditRow("x", 0, 0, None, None, None, None, None, None, None)])
     assert table.count("\n") == 3 and "| m | 3 | 9 |" in table

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from prm.datagen.targets import SolutionToLabel
 from prm.generation import Completion, GenerationRequest
-from prm.labeling import SolutionToLabel
 from prm.labeling.judge import JudgeConfig, judge_prompt, judge_solutions, majority, parse_vote
 from warehouse.schemas import TABLES
 from warehouse.validate import validate_rows

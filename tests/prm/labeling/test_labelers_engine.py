@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from prm.datagen import sample_solution_rows
-from prm.labeling import MCConfig, OmegaPRMConfig, SolutionToLabel, backend_sampler, get_labeler
+from prm.datagen.targets import SolutionToLabel
+from prm.labeling import MCConfig, OmegaPRMConfig, backend_sampler, get_labeler
 from prm.models import prompter_for
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
 from warehouse.schemas import STEP_LABELS

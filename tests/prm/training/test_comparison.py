@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from prm.evaluation.prm_eval import CONSTANT, LENGTH, MAJORITY, ORACLE
+from prm.experiments.label_sources import ComparisonConfig, compare_label_sources, comparison_markdown, comparison_table
 from prm.training import PRMTrainConfig, TrainingSetConfig
-from prm.training.comparison import ComparisonConfig, compare_label_sources, comparison_markdown, comparison_table
 from warehouse import Warehouse
 
 from .conftest import DAY, solution_steps

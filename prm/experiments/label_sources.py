@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation import evaluation_table
+from prm.evaluation.folder import evaluate_folder
 from prm.evaluation.heldout import heldout_solutions
 from prm.evaluation.prm_eval import DEFAULT_BON_N
+from prm.format.markdown import markdown_table
 from prm.labeling.audit import audit_labels
-from prm.models import model_version
-from prm.scoring import load_prm
 from prm.training.config import PRMTrainConfig
 from prm.training.data import TrainingSetConfig, build_training_set
 from prm.training.splits import stratified_splits
@@ -69,50 +68,6 @@ def _label_quality(con: Any, method: str, train_ids: set[str]) -> tuple[float | 
     audit = audit_labels(method, labels, [s for s in steps if s["solution_id"] in labeled],
                          [s for s in sols if s["solution_id"] in labeled])
     return audit.processbench_f1, audit.rollouts_per_step
-
-
-def _score(scorer: Any, solutions: Sequence[dict], model: str) -> tuple[list[dict], list[dict]]:
-    scored = scorer.score_batch([(s["question"], s["steps"]) for s in solutions])
-    evald = [{**s, "scores": sc} for s, sc in zip(solutions, scored, strict=True)]
-    rows = [{"model": model, "solution_id": s["solution_id"], "problem_id": s["problem_id"], "step_idx": k,
-             "score": float(v)} for s, sc in zip(solutions, scored, strict=True) for k, v in enumerate(sc)]
-    return evald, rows
-
-
-@dataclass(frozen=True)
-class FolderEvaluation:
-    """A PRM folder scored on the held-out splits."""
-
-    model: str  # model_version of the folder
-    rows: list[dict[str, Any]]  # prm_evaluations rows (plus baselines and references when asked)
-    scores: list[dict[str, Any]]  # step_scores rows
-    scored: dict[str, list[dict[str, Any]]]  # per split: the solutions with their ``scores``
-    bon_n: int  # N of best-of-N actually used (at most the solutions every test problem has)
-
-
-def usable_bon_n(solutions: Sequence[dict], wanted: int = DEFAULT_BON_N) -> int:
-    """``wanted``, or fewer when no test problem has that many solutions (the demo samples 4 per problem).
-
-    >>> usable_bon_n([{"problem_id": "p"}] * 4 + [{"problem_id": "q"}] * 2)
-    4
-    """
-    counts: dict[str, int] = {}
-    for s in solutions:
-        counts[s["problem_id"]] = counts.get(s["problem_id"], 0) + 1
-    return max(1, min(wanted, max(counts.values(), default=1)))
-
-
-def evaluate_folder(model_dir: Path, heldout: dict[str, list[dict]], label_method: str | None,
-                    bon_n: int = DEFAULT_BON_N, baselines: bool = True,
-                    experiment: str = "prm_evaluation") -> FolderEvaluation:
-    """Score the held-out solutions with the PRM in ``model_dir`` and evaluate it (see the module docstring)."""
-    model = model_version(str(model_dir))
-    scorer = load_prm(model_dir)
-    val, val_scores = _score(scorer, heldout["val"], model)
-    test, test_scores = _score(scorer, heldout["test"], model)
-    n = usable_bon_n(test, bon_n)
-    rows = evaluation_table(model, label_method, val, test, bon_n=n, baselines=baselines, experiment=experiment)
-    return FolderEvaluation(model, rows, val_scores + test_scores, {"val": val, "test": test}, n)
 
 
 def compare_label_sources(root: str | Path, out_root: str | Path, config: ComparisonConfig | None = None,
@@ -168,14 +123,6 @@ def comparison_table(results: Sequence[MethodResult]) -> list[dict[str, Any]]:
 
 def comparison_markdown(table: Sequence[dict[str, Any]]) -> str:
     """The headline table as markdown (``-`` = not applicable)."""
-    def cell(v: Any) -> str:
-        return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
-
     cols = ("method", "label_f1", "rollouts_per_step", "prm_f1", "bon_acc")
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in table:
-        if row.get("skipped"):
-            lines.append(f"| {row['method']} | skipped: {row['skipped'][:80]} |" + " |" * (len(cols) - 2))
-        else:
-            lines.append("| " + " | ".join(cell(row.get(c)) for c in cols) + " |")
-    return "\n".join(lines)
+    return markdown_table([f"| {row['method']} | skipped: {row['skipped'][:80]} |" + " |" * (len(cols) - 2)
+                           if row.get("skipped") else row for row in table], cols)

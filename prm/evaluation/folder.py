@@ -1,0 +1,54 @@
+"""A PRM folder scored on the held-out splits: its evaluation table rows and its ``step_scores`` rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prm.evaluation.prm_eval import DEFAULT_BON_N, evaluation_table
+from prm.models import model_version
+from prm.scoring import load_prm, step_score_rows
+
+
+def _score(scorer: Any, solutions: Sequence[dict], model: str) -> tuple[list[dict], list[dict]]:
+    scored = scorer.score_batch([(s["question"], s["steps"]) for s in solutions])
+    evaluated = [{**s, "scores": sc} for s, sc in zip(solutions, scored, strict=True)]
+    return evaluated, step_score_rows(model, solutions, scored)
+
+
+@dataclass(frozen=True)
+class FolderEvaluation:
+    """A PRM folder scored on the held-out splits."""
+
+    model: str  # model_version of the folder
+    rows: list[dict[str, Any]]  # prm_evaluations rows (plus baselines and references when asked)
+    scores: list[dict[str, Any]]  # step_scores rows
+    scored: dict[str, list[dict[str, Any]]]  # per split: the solutions with their ``scores``
+    bon_n: int  # N of best-of-N actually used (at most the solutions every test problem has)
+
+
+def usable_bon_n(solutions: Sequence[dict], wanted: int = DEFAULT_BON_N) -> int:
+    """``wanted``, or fewer when no test problem has that many solutions (the demo samples 4 per problem).
+
+    >>> usable_bon_n([{"problem_id": "p"}] * 4 + [{"problem_id": "q"}] * 2)
+    4
+    """
+    counts: dict[str, int] = {}
+    for s in solutions:
+        counts[s["problem_id"]] = counts.get(s["problem_id"], 0) + 1
+    return max(1, min(wanted, max(counts.values(), default=1)))
+
+
+def evaluate_folder(model_dir: Path, heldout: dict[str, list[dict]], label_method: str | None,
+                    bon_n: int = DEFAULT_BON_N, baselines: bool = True,
+                    experiment: str = "prm_evaluation") -> FolderEvaluation:
+    """Score the held-out solutions with the PRM in ``model_dir`` and evaluate it (see the module docstring)."""
+    model = model_version(str(model_dir))
+    scorer = load_prm(model_dir)
+    val, val_scores = _score(scorer, heldout["val"], model)
+    test, test_scores = _score(scorer, heldout["test"], model)
+    n = usable_bon_n(test, bon_n)
+    rows = evaluation_table(model, label_method, val, test, bon_n=n, baselines=baselines, experiment=experiment)
+    return FolderEvaluation(model, rows, val_scores + test_scores, {"val": val, "test": test}, n)
