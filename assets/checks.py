@@ -6,35 +6,28 @@ import dagster as dg
 from assets.check_factories import orphan_check, result, table_checks
 from assets.generation import policy_model, rollouts, solutions
 from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_labels
-from assets.prm import label_source_comparison, prm_dir, prm_evaluation, prm_model, prm_training_set
+from assets.prm import label_source_comparison, prm_evaluation, prm_model, prm_training_set
 from assets.problems import problems
 from assets.resources import WarehouseResource
 from assets.rl import rl_arms_complete, rl_improves_some_arm, rl_run
 from assets.search import search_comparison_complete
 from assets.verification import consensus_labels, formal_verifications, judgments
+from prm.evaluation.latest import latest_f1
 from prm.evaluation.prm_eval import CONSTANT, LENGTH
 from prm.format import StepTagConvention
 from prm.models import resolve_model
 from prm.models.constants import ARITH_POLICY_NAME
 from prm.policy import card_problems, read_card
 from prm.training import TrainingSet, read_prm_card
+from prm.training.artifacts import PRMArtifacts
 from warehouse import checks as wc
-from warehouse import connect
 from warehouse.methods import method, method_names
 
 
 @dg.asset_check(asset=problems, blocking=True, description="Every problem has a gold answer; generated "
                 "problems' gold solutions end in that answer.")
 def problems_gold_answers(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    wh = warehouse.get()
-    con = connect(wh.root)
-    (bad,) = con.execute(
-        "SELECT count(*) FROM problems WHERE trim(gold_answer) = '' OR (task LIKE 'arith_%' AND "
-        "NOT ends_with(trim(gold_solution), 'Answer: ' || gold_answer))"
-    ).fetchall()[0]
-    (rows,) = con.execute("SELECT count(*) FROM problems").fetchall()[0]
-    desc = f"{rows} problems, all with a consistent gold answer" if not bad else f"{bad} problems lack a gold answer"
-    return result(wc.CheckOutcome(bad == 0, desc, {"rows": rows, "bad": bad}))
+    return result(wc.gold_answers_consistent(warehouse.get()))
 
 
 # Share of correct solutions outside this range means labels would be nearly all one class.
@@ -143,7 +136,7 @@ CHECKS = [
 @dg.asset_check(asset=prm_training_set, blocking=True,
                 description="No problem appears in two splits (a leak would flatter every held-out number).")
 def prm_splits_disjoint() -> dg.AssetCheckResult:
-    rows = TrainingSet.load(prm_dir() / "training_set").rows
+    rows = TrainingSet.load(PRMArtifacts.default().training_set).rows
     splits: dict[str, set[str]] = {}
     for r in rows:
         splits.setdefault(r["problem_id"], set()).add(r["split"])
@@ -156,7 +149,7 @@ def prm_splits_disjoint() -> dg.AssetCheckResult:
 @dg.asset_check(asset=prm_training_set, blocking=True,
                 description="The train split holds both good and bad steps (one class trains a constant).")
 def prm_both_classes() -> dg.AssetCheckResult:
-    stats = TrainingSet.load(prm_dir() / "training_set").stats
+    stats = TrainingSet.load(PRMArtifacts.default().training_set).stats
     good, bad = stats.good_steps.get("train", 0), stats.bad_steps.get("train", 0)
     return dg.AssetCheckResult(passed=good > 0 and bad > 0, metadata={"good_steps": good, "bad_steps": bad},
                                description=f"train: {good} good and {bad} bad steps")
@@ -165,12 +158,7 @@ def prm_both_classes() -> dg.AssetCheckResult:
 @dg.asset_check(asset=prm_evaluation, description="The PRM's ProcessBench F1 beats the constant baseline "
                 "(a PRM that does not has learned nothing about steps).")
 def prm_beats_constant_baseline(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    con = connect(warehouse.get().root)
-    rows = con.execute(
-        "SELECT model, value FROM prm_evaluations WHERE metric = 'processbench_f1' AND experiment = 'prm_evaluation' "
-        "AND run_id = (SELECT run_id FROM prm_evaluations WHERE experiment = 'prm_evaluation' "
-        "ORDER BY created_at DESC LIMIT 1)").fetchall()
-    values = dict(rows)
+    values = {row.model: row.value for row in latest_f1(warehouse.get().root, "prm_evaluation")}
     constant = values.pop(CONSTANT, None)
     prm = [v for name, v in values.items() if name != LENGTH and v is not None]
     passed = bool(prm) and constant is not None and prm[0] > constant
@@ -187,12 +175,8 @@ def threshold_chosen_on_validation(asset: dg.AssetsDefinition, experiment: str) 
                     description="Validation holds wrong and correct solutions, so each PRM's threshold was "
                     "chosen there (else the default 0.5 applied; more problems in the partition fix it).")
     def check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-        rows = connect(warehouse.get().root).execute(
-            "SELECT model, json_extract_string(detail_json, '$.chosen_on') FROM prm_evaluations "
-            "WHERE metric = 'processbench_f1' AND experiment = $e AND model <> $c AND run_id = "
-            "(SELECT run_id FROM prm_evaluations WHERE experiment = $e ORDER BY created_at DESC LIMIT 1)",
-            {"e": experiment, "c": CONSTANT}).fetchall()
-        fallback = {model: how for model, how in rows if how != "validation"}
+        rows = [r for r in latest_f1(warehouse.get().root, experiment) if r.model != CONSTANT]
+        fallback = {r.model: r.chosen_on for r in rows if r.chosen_on != "validation"}
         return dg.AssetCheckResult(
             passed=bool(rows) and not fallback, severity=dg.AssetCheckSeverity.WARN,
             metadata={"scorers": len(rows), "default_threshold": len(fallback)},
@@ -205,7 +189,7 @@ def threshold_chosen_on_validation(asset: dg.AssetsDefinition, experiment: str) 
 @dg.asset_check(asset=prm_model, blocking=True, description="The PRM folder declares its step-tag convention "
                 "and has a card: scoring reads it the way training wrote it.")
 def prm_folder_is_scorable() -> dg.AssetCheckResult:
-    folder = prm_dir() / "model"
+    folder = PRMArtifacts.default().model
     try:
         convention = StepTagConvention.load(folder)
         card = read_prm_card(folder)

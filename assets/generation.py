@@ -1,9 +1,6 @@
 """Generation assets: the warm-started policy, sampled solutions with their steps, and step rollouts."""
 
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
-import hashlib
-import json
-from collections import defaultdict
 
 import dagster as dg
 
@@ -11,16 +8,15 @@ from assets.metadata import histogram, md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
 from prm.datagen import SampleStats, rollout_rows, sample_solution_rows
-from prm.datagen.partition import solutions_to_label
+from prm.datagen.partition import replace_solutions, solutions_to_label
+from prm.datagen.rollouts import mc_by_step
+from prm.datagen.solutions import accuracy_by_gold_steps, sampling_key
 from prm.datagen.synthetic import synthetic_solution_rows
 from prm.generation.constants import SOLUTION_MAX_TOKENS
 from prm.models import model_cache_dir, prompter_for, resolve_model
 from prm.models.constants import ARITH_POLICY_NAME
 from prm.policy import PolicyTrainConfig, build_policy, read_card
 from warehouse import Warehouse
-
-# Tables whose partition rows describe the partition's solutions (label_audit is a per-method report).
-DERIVED_TABLES = ("rollouts", "step_labels", "judgments", "verifications")
 
 
 class PolicyConfig(dg.Config):
@@ -68,7 +64,7 @@ class SolutionsConfig(dg.Config):
     resample: bool = False  # sample afresh anyway, which deletes the rows derived from the old solutions
 
 
-@dg.asset(partitions_def=PARTITIONS, group_name="generation", kinds={"vllm", "parquet"}, pool="engine",
+@dg.asset(partitions_def=PARTITIONS, group_name="generation", kinds={"vllm", "delta"}, pool="engine",
           deps=["problems", "policy_model"],
           description="n sampled solutions per problem, split into steps, graded, with exact truth where known "
           "(logic problems: the gold derivation and corrupted copies).")
@@ -81,7 +77,10 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
         raise dg.Failure(f"no problems in partition {day}|{source}; materialize `problems` for it first")
     logic = [p for p in problems if p["task"] == "logic"]
     sampled = [p for p in problems if p["task"] != "logic"]
-    key = _sampling_key(config, problems, generation if sampled else None)
+    key = sampling_key(problems, n_samples=config.n_samples, temperature=config.temperature,
+                       max_tokens=config.max_tokens, seed=config.seed,
+                       model=generation.model_version() if sampled else None,
+                       prompt_version=prompter_for(generation.model).version if sampled else None)
     kept = None if config.resample else _kept_solutions(context, wh, source, day, key)
     if kept is not None:
         sols, n_steps, stats, earlier_run = kept
@@ -96,26 +95,10 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
             backend, sampled, prompter_for(generation.model), model=generation.model_version(),
             n=config.n_samples, seed=config.seed, max_tokens=config.max_tokens, temperature=config.temperature)
         sols, steps = sols + more_sols, steps + more_steps
-    # Rows derived from the partition's old solutions go first: a killed run then leaves old solutions
-    # without labels, never labels of solutions that are gone.
-    derived = sum(wh.delete_partition(table, source, day) for table in DERIVED_TABLES)
+    derived = replace_solutions(wh, sols, steps, source=source, day=day, run_id=context.run_id)
     if derived:
         context.log.info(f"re-sampling {day}|{source}: removed {derived} rows derived from the old solutions")
-    kw = {"source": source, "day": day, "run_id": context.run_id, "replace": True}
-    wh.write("solutions", sols, writer="solutions", **kw)
-    wh.write("steps", steps, writer="solutions", **kw)
     return _solutions_result(problems, sols, len(steps), stats, key, reused_from=None)
-
-
-def _sampling_key(config: SolutionsConfig, problems: list[dict], generation: GenerationResource | None) -> str:
-    """Digest of everything the partition's solutions depend on; equal keys mean a rerun would redo them.
-    ``generation`` is None when every problem is synthesized (logic): no model is involved then."""
-    what = {"n_samples": config.n_samples, "temperature": config.temperature, "max_tokens": config.max_tokens,
-            "seed": config.seed,
-            "model": generation.model_version() if generation else None,
-            "prompt_version": prompter_for(generation.model).version if generation else None,
-            "problems": sorted((p["problem_id"], p["question"], p["gold_answer"]) for p in problems)}
-    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _kept_solutions(context: dg.AssetExecutionContext, wh: Warehouse, source: str, day: str,
@@ -138,17 +121,12 @@ def _kept_solutions(context: dg.AssetExecutionContext, wh: Warehouse, source: st
     steps = wh.read_partition("steps", source, day).column("run_id").to_pylist()
     if not sols or {s["run_id"] for s in sols} | set(steps) != {writer}:
         return None
-    stats = SampleStats(
-        n_problems=len({s["problem_id"] for s in sols}), n_solutions=len(sols),
-        n_errors=sum(s["status"] == "error" for s in sols), n_correct=sum(bool(s.get("is_correct")) for s in sols),
-        prompt_tokens=sum(s["prompt_tokens"] or 0 for s in sols if s["sample_idx"] == 0),  # one prompt per problem
-        completion_tokens=sum(s["completion_tokens"] or 0 for s in sols))
-    return sols, len(steps), stats, writer
+    return sols, len(steps), SampleStats.from_rows(sols), writer
 
 
 def _solutions_result(problems: list[dict], sols: list[dict], n_steps: int, stats: SampleStats, key: str,
                       reused_from: str | None) -> dg.MaterializeResult:
-    by_steps = _accuracy_by_steps(problems, sols)
+    by_steps = accuracy_by_gold_steps(problems, sols)
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(sols),
         "steps": n_steps,
@@ -167,23 +145,6 @@ def _solutions_result(problems: list[dict], sols: list[dict], n_steps: int, stat
     })
 
 
-def _accuracy_by_steps(problems: list[dict], sols: list[dict]) -> list[dict]:
-    steps_of = {p["problem_id"]: p.get("n_gold_steps") for p in problems}
-    outcomes: dict[object, list[bool]] = defaultdict(list)
-    per_problem: dict[str, set[bool]] = defaultdict(set)
-    for s in sols:
-        if s["status"] == "ok":
-            outcomes[steps_of[s["problem_id"]]].append(bool(s.get("is_correct")))
-            per_problem[s["problem_id"]].add(bool(s.get("is_correct")))
-    rows = []
-    for n_steps in sorted(outcomes, key=lambda v: (v is None, v)):
-        pids = [p for p, k in steps_of.items() if k == n_steps and p in per_problem]
-        rows.append({"gold steps": n_steps, "solutions": len(outcomes[n_steps]),
-                     "accuracy": f"{sum(outcomes[n_steps]) / len(outcomes[n_steps]):.0%}",
-                     "problems with both outcomes": f"{sum(len(per_problem[p]) == 2 for p in pids) / len(pids):.0%}"})
-    return rows
-
-
 class RolloutsConfig(dg.Config):
     """Monte-Carlo rollouts from every step prefix of the partition's solutions."""
 
@@ -193,7 +154,7 @@ class RolloutsConfig(dg.Config):
     seed: int = 1  # distinct from the solutions' seed so rollouts are fresh samples
 
 
-@dg.asset(partitions_def=PARTITIONS, group_name="generation", kinds={"vllm", "parquet"}, pool="engine",
+@dg.asset(partitions_def=PARTITIONS, group_name="generation", kinds={"vllm", "delta"}, pool="engine",
           deps=["solutions"],
           description="N completions from each step prefix of every solution, with whether they reach gold.")
 def rollouts(context: dg.AssetExecutionContext, config: RolloutsConfig, warehouse: WarehouseResource,
@@ -210,16 +171,10 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutsConfig, warehous
     rows = rollout_rows(backend, targets, config.n_rollouts, model=generation.model_version(), seed=config.seed,
                         max_tokens=config.max_tokens, temperature=config.temperature)
     wh.write("rollouts", rows, source=source, day=day, run_id=context.run_id, writer="rollouts", replace=True)
-    curve: dict[int, list[bool]] = defaultdict(list)
-    for r in rows:
-        if r.get("is_correct") is not None:
-            curve[r["step_idx"]].append(bool(r["is_correct"]))
-    mc_curve = [{"step": k, "rollouts": len(v), "mean MC": f"{sum(v) / len(v):.2f}",
-                 "": "█" * round(20 * sum(v) / len(v))} for k, v in sorted(curve.items())]
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(rows),
         "prefixes": len(targets),
         "completion_tokens": sum(r.get("completion_tokens") or 0 for r in rows),
         "errors": sum(r["finish_reason"] == "error" for r in rows),
-        "mc_by_step": md_table(mc_curve),
+        "mc_by_step": md_table(mc_by_step(rows)),
     })

@@ -51,7 +51,7 @@ class MCLabelsConfig(dg.Config):
     max_tokens: int = SOLUTION_MAX_TOKENS
 
 
-@dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"vllm", "parquet"}, pool="engine",
+@dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"vllm", "delta"}, pool="engine",
           deps=["rollouts"], description="Monte-Carlo step labels: soft = share of rollouts reaching gold.")
 def mc_labels(context: dg.AssetExecutionContext, config: MCLabelsConfig, warehouse: WarehouseResource,
               generation: GenerationResource) -> dg.MaterializeResult:
@@ -80,7 +80,7 @@ class OmegaPRMLabelsConfig(dg.Config):
     max_tokens: int = SOLUTION_MAX_TOKENS
 
 
-@dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"vllm", "parquet"}, pool="engine",
+@dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"vllm", "delta"}, pool="engine",
           deps=["mc_labels"],  # after MC, so its rollouts are in the cache and not paid for twice
           description="OmegaPRM first-error labels by binary search over wrong solutions.")
 def omegaprm_labels(context: dg.AssetExecutionContext, config: OmegaPRMLabelsConfig, warehouse: WarehouseResource,
@@ -101,7 +101,7 @@ class ProgressLabelsConfig(dg.Config):
     tolerance: float = _PROGRESS.tolerance  # largest MC drop that still counts as a good step
 
 
-@dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"parquet"}, deps=["mc_labels"],
+@dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"delta"}, deps=["mc_labels"],
           description="Progress labels (Rewarding Progress / PAV): the change of the MC estimate at each step, "
           "from rollouts MC already paid for.")
 def progress_labels(context: dg.AssetExecutionContext, config: ProgressLabelsConfig,
@@ -119,7 +119,7 @@ def progress_labels(context: dg.AssetExecutionContext, config: ProgressLabelsCon
     return dg.MaterializeResult(metadata=meta)
 
 
-@dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"duckdb", "parquet"},
+@dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"duckdb", "delta"},
           deps=["mc_labels", "omegaprm_labels", "progress_labels", "consensus_labels"],
           description="Each labeling method vs exact truth: step F1, first-error accuracy, ProcessBench F1, cost.")
 def label_audit(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:

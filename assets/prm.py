@@ -18,31 +18,27 @@ from prm.experiments.label_sources import (
     comparison_markdown,
     comparison_table,
 )
-from prm.models import model_cache_dir
 from prm.training import PRMTrainConfig, TrainingSet, TrainingSetConfig, build_training_set, stratified_splits
+from prm.training.artifacts import PRMArtifacts
 from prm.training.trainer import read_prm_card
 from warehouse import connect, today
+from warehouse.methods import COMPARED_METHODS
 
 LABEL_ASSETS = ["mc_labels", "omegaprm_labels", "progress_labels", "consensus_labels"]
 
 
-def prm_dir() -> Path:
-    """Where training sets, PRMs and plots live (inside the model cache, git-ignored)."""
-    return model_cache_dir() / "prm"
-
-
-def trained_prm(folder_of_prms: Path) -> Path:
-    """``folder_of_prms / "model"``, the prm_model asset's PRM; a Failure saying what to materialize when absent."""
-    folder = folder_of_prms / "model"
-    if not (folder / "config.json").is_file():
-        raise dg.Failure(f"no PRM at {folder}: materialize prm_model first (the prm job trains it)")
-    return folder
+def trained_prm(artifacts: PRMArtifacts) -> Path:
+    """The prm_model asset's PRM folder; a Failure saying what to materialize when it is absent."""
+    try:
+        return artifacts.trained_model()
+    except FileNotFoundError as exc:
+        raise dg.Failure(str(exc)) from exc
 
 
 class PRMDataConfig(dg.Config):
     """Which labels train the PRM and how problems are split (prm.training.TrainingSetConfig)."""
 
-    method: str = "omegaprm"  # a method-table name, or "truth" (exact step truth of generated tasks)
+    method: str = "omegaprm"  # warehouse.methods.LABEL_SOURCES: a method-table name, or "truth"
     label_kind: str = "hard"  # "hard" (CE on hard labels) | "soft" (BCE on P(good))
     consensus_only: bool = False  # keep only solutions with consensus labels
     balance: str = "none"  # "none" | "downsample" | "weight"
@@ -82,7 +78,7 @@ class PRMTrainAssetConfig(dg.Config):
 def prm_training_set(context: dg.AssetExecutionContext, config: PRMDataConfig,
                      warehouse: WarehouseResource) -> dg.MaterializeResult:
     ts = build_training_set(warehouse.get().root, config.to_library())
-    folder = ts.save(prm_dir() / "training_set")
+    folder = ts.save(PRMArtifacts.default().training_set)
     s = ts.stats
     splits = [{"split": k, "solutions": s.solutions.get(k, 0), "problems": s.problems.get(k, 0),
                "good steps": s.good_steps.get(k, 0), "bad steps": s.bad_steps.get(k, 0)}
@@ -104,8 +100,8 @@ def prm_training_set(context: dg.AssetExecutionContext, config: PRMDataConfig,
 def prm_model(context: dg.AssetExecutionContext, config: PRMTrainAssetConfig) -> dg.MaterializeResult:
     from prm.training import train_prm
 
-    ts = TrainingSet.load(prm_dir() / "training_set")
-    folder = train_prm(ts, prm_dir() / "model", config.to_library(ts.config.label_kind))
+    ts = TrainingSet.load(PRMArtifacts.default().training_set)
+    folder = train_prm(ts, PRMArtifacts.default().model, config.to_library(ts.config.label_kind))
     card = read_prm_card(folder)
     context.log.info(f"PRM at {folder}")
     final = {k: v for k, v in (card.get("final_metrics") or {}).items() if isinstance(v, int | float)}
@@ -118,12 +114,12 @@ def _heldout(config: TrainingSetConfig, warehouse: WarehouseResource) -> dict:
     return heldout_solutions(con, stratified_splits(con, config), source=config.source)
 
 
-@dg.asset(group_name="prm", kinds={"pytorch", "parquet"}, pool="engine", deps=["prm_model"],
+@dg.asset(group_name="prm", kinds={"pytorch", "delta"}, pool="engine", deps=["prm_model"],
           description="The PRM on held-out solutions with exact truth: ProcessBench F1 (threshold chosen on "
           "validation), step ROC-AUC, best-of-N next to majority vote, random pick, oracle and two baselines.")
 def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    ts_config = TrainingSet.load(prm_dir() / "training_set").config
-    ev = evaluate_folder(prm_dir() / "model", _heldout(ts_config, warehouse), ts_config.method)
+    ts_config = TrainingSet.load(PRMArtifacts.default().training_set).config
+    ev = evaluate_folder(PRMArtifacts.default().model, _heldout(ts_config, warehouse), ts_config.method)
     wh = warehouse.get()
     kw = {"source": ts_config.source or "all", "day": today(), "run_id": context.run_id}
     wh.write("prm_evaluations", ev.rows, writer="prm_evaluation", **kw)
@@ -133,7 +129,7 @@ def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     context.log.info("PRM evaluation\n" + table)
     curve = bon_curve(as_solutions(ev.scored["val"]), as_solutions(ev.scored["test"]),
                       ns=[n for n in (1, 2, 4, 8) if n <= ev.bon_n])
-    plot = plot_best_of_n(curve, prm_dir() / "best_of_n.png")
+    plot = plot_best_of_n(curve, PRMArtifacts.default().plot("best_of_n"))
     return dg.MaterializeResult(metadata={
         "model": ev.model, "best_of_n": ev.bon_n, "evaluation": dg.MetadataValue.md(table),
         "dagster/row_count": len(ev.rows), "best_of_n_plot": dg.MetadataValue.path(str(plot)),
@@ -143,12 +139,12 @@ def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResour
 class ComparisonAssetConfig(dg.Config):
     """The methods compared; every PRM shares the data split and the training run settings."""
 
-    methods: list[str] = ["truth", "mc", "omegaprm", "progress", "consensus"]
+    methods: list[str] = list(COMPARED_METHODS)
     data: PRMDataConfig = PRMDataConfig()
     train: PRMTrainAssetConfig = PRMTrainAssetConfig()
 
 
-@dg.asset(group_name="prm", kinds={"pytorch", "parquet"}, pool="engine", deps=["prm_training_set"],
+@dg.asset(group_name="prm", kinds={"pytorch", "delta"}, pool="engine", deps=["prm_training_set"],
           description="One PRM per label method on the same problems and held-out test set: label F1 vs truth, "
           "rollouts paid per step, PRM ProcessBench F1, best-of-N. The product's headline table.")
 def label_source_comparison(context: dg.AssetExecutionContext, config: ComparisonAssetConfig,
@@ -156,7 +152,7 @@ def label_source_comparison(context: dg.AssetExecutionContext, config: Compariso
     data = config.data
     cfg = ComparisonConfig(methods=tuple(config.methods), data=data.to_library(),
                            train=config.train.to_library(data.label_kind))
-    with tempfile.TemporaryDirectory(prefix="prm-compare-", dir=prm_dir().parent) as scratch:
+    with tempfile.TemporaryDirectory(prefix="prm-compare-", dir=PRMArtifacts.default().root.parent) as scratch:
         results = compare_label_sources(warehouse.get().root, scratch, cfg, progress=context.log.info)
     table = comparison_table(results)
     rows = [row for r in results for row in r.eval_rows]
@@ -167,5 +163,6 @@ def label_source_comparison(context: dg.AssetExecutionContext, config: Compariso
     plotted = [r for r in table if r.get("prm_f1") is not None]
     meta = {"comparison": dg.MetadataValue.md(markdown), "dagster/row_count": len(rows)}
     if plotted:
-        meta["plot"] = dg.MetadataValue.path(str(plot_label_sources(plotted, prm_dir() / "label_sources.png")))
+        plot = plot_label_sources(plotted, PRMArtifacts.default().plot("label_sources"))
+        meta["plot"] = dg.MetadataValue.path(str(plot))
     return dg.MaterializeResult(metadata=meta)

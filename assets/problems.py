@@ -6,8 +6,8 @@ import dagster as dg
 from assets.metadata import histogram, md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import WarehouseResource
+from prm.datagen.problems import store_new_problems
 from prm.tasks.sources import ArithmeticSourceConfig, load_source
-from warehouse import connect
 
 
 class ProblemsConfig(dg.Config):
@@ -27,21 +27,10 @@ class ProblemsConfig(dg.Config):
                                       operators=self.operators, max_value=self.max_value)
 
 
-def _existing_ids(warehouse: WarehouseResource, day: str, source: str) -> set[str]:
-    """Problem ids stored by other partitions: a refresh appends only problems not seen before."""
-    wh = warehouse.get()
-    if not wh.files("problems"):
-        return set()
-    rows = connect(wh.root).execute(
-        "SELECT problem_id FROM problems WHERE NOT (day = ? AND source = ?)", [day, source]
-    ).fetchall()
-    return {r[0] for r in rows}
-
-
 @dg.asset(
     partitions_def=PARTITIONS,
     group_name="problems",
-    kinds={"python", "parquet"},
+    kinds={"python", "delta"},
     description="Problems of one (day, source): the seeded arithmetic or logic generator, or a file dropped in "
     "the inbox.",
 )
@@ -56,12 +45,7 @@ def problems(context: dg.AssetExecutionContext, config: ProblemsConfig, warehous
     records = loaded.records
     if loaded.rejected:
         context.log.warning(f"{len(loaded.rejected)} rows rejected, first: " + "; ".join(map(str, loaded.rejected[:5])))
-    # Parallel partitions may draw the same question: reading other partitions' ids and writing is one step.
-    with warehouse.get().table_lock("problems"):
-        seen = _existing_ids(warehouse, day, source)
-        fresh = [r for r in records if r.problem_id not in seen]
-        result = warehouse.get().write("problems", [r.to_row() for r in fresh], source=source, day=day,
-                                       run_id=context.run_id, writer="problems", replace=True)
+    fresh, result = store_new_problems(warehouse.get(), records, source=source, day=day, run_id=context.run_id)
     if not records:
         outcome = f"no problems: source {source} yielded none for {day}"
     elif result.path is None:  # a normal nightly result, e.g. day 2 of a dropped-in file: nothing is new

@@ -3,11 +3,13 @@
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import dagster as dg
 
-from assets.prm import prm_dir, trained_prm
+from assets.prm import trained_prm
 from assets.resources import WarehouseResource
 from prm.models import model_cache_dir, model_version, resolve_model
 from prm.rl import RLRunConfig, compare_arms
-from warehouse import connect, today
+from prm.rl.report import latest_run_metrics
+from prm.training.artifacts import PRMArtifacts
+from warehouse import today
 
 RL_SOURCE = "arith"  # the warehouse source of the rows: the RL problems come from the arithmetic generator
 
@@ -42,7 +44,7 @@ class RLAssetConfig(dg.Config):
           "accuracy, per-step error, length and steps per completion before and after, the reward curves.")
 def rl_run(context: dg.AssetExecutionContext, config: RLAssetConfig,
            warehouse: WarehouseResource) -> dg.MaterializeResult:
-    prm_folder = trained_prm(prm_dir())
+    prm_folder = trained_prm(PRMArtifacts.default())
     policy = resolve_model(config.policy)
     out = model_cache_dir() / "rl" / context.run_id
     comparison = compare_arms(policy, prm_folder, config.to_library(), out, progress=context.log.info)
@@ -60,21 +62,11 @@ def rl_run(context: dg.AssetExecutionContext, config: RLAssetConfig,
     })
 
 
-def _latest_run(warehouse: WarehouseResource) -> list[tuple]:
-    """(arm, step, metric, value) rows of the latest RL run's held-out accuracy and reward curve."""
-    wh = warehouse.get()
-    if not wh.files("rl_metrics"):
-        return []
-    return connect(wh.root).execute(
-        "SELECT arm, step, metric, value FROM rl_metrics WHERE (metric = 'eval/answer_accuracy' OR metric = "
-        "'train/reward') AND run_id = (SELECT run_id FROM rl_metrics ORDER BY created_at DESC LIMIT 1)").fetchall()
-
-
 @dg.asset_check(asset=rl_run, blocking=True,
                 description="Every arm of the latest run has held-out accuracy before and after and a reward point "
                 "for every step up to the last (an arm that stopped early did not get the same budget).")
 def rl_arms_complete(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    rows = _latest_run(warehouse)
+    rows = latest_run_metrics(warehouse.get())
     arms = sorted({r[0] for r in rows})
     incomplete = []
     for arm in arms:
@@ -92,7 +84,7 @@ def rl_arms_complete(warehouse: WarehouseResource) -> dg.AssetCheckResult:
 @dg.asset_check(asset=rl_run, description="RL raised held-out answer accuracy over the starting policy in at least "
                 "one arm (the issue's acceptance bar; a short demo run may miss it, so this only warns).")
 def rl_improves_some_arm(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    rows = _latest_run(warehouse)
+    rows = latest_run_metrics(warehouse.get())
     before = {r[0]: r[3] for r in rows if r[2] == "eval/answer_accuracy" and r[1] == 0}
     after = {r[0]: r[3] for r in rows if r[2] == "eval/answer_accuracy" and r[1] > 0}
     gains = {arm: after[arm] - before[arm] for arm in before if arm in after}

@@ -6,7 +6,7 @@ import json
 import dagster as dg
 
 from assets.metadata import md_table
-from assets.prm import prm_dir, trained_prm
+from assets.prm import trained_prm
 from assets.resources import GenerationResource
 from prm.export.io import atomic_write_text
 from prm.models import model_version
@@ -15,6 +15,7 @@ from prm.search.compare import compare_at_budgets
 from prm.search.methods import SEARCH_METHODS
 from prm.search.plots import plot_accuracy_vs_budget
 from prm.search.run import heldout_problems
+from prm.training.artifacts import PRMArtifacts
 
 RESULT_FILE = "search.json"  # beside the PRM: the comparison's rows, read by the check
 
@@ -35,16 +36,17 @@ class SearchAssetConfig(dg.Config):
           "vote, step-level beam search and DVTS, accuracy with 95% bootstrap intervals over problems.")
 def search_comparison(context: dg.AssetExecutionContext, config: SearchAssetConfig,
                       generation: GenerationResource) -> dg.MaterializeResult:
-    prm_folder = trained_prm(prm_dir())
+    prm_folder = trained_prm(PRMArtifacts.default())
     problems = heldout_problems(config.problems, n_ops=tuple(config.n_ops))
     result = compare_at_budgets(problems, generation.get(), load_prm(prm_folder), config.budgets, config.seeds,
                                 m=config.m, aggregation=config.aggregation, progress=context.log.info)
     rows = [{**r, "accuracy_ci": f"[{r['accuracy_ci'][0]:.2f}, {r['accuracy_ci'][1]:.2f}]",
              "accuracy": round(r["accuracy"], 3), "mean_generated_tokens": round(r["mean_generated_tokens"])}
             for r in result.methods]
-    plot = plot_accuracy_vs_budget(result.methods, prm_dir() / "search.png",
+    plot = plot_accuracy_vs_budget(result.methods, PRMArtifacts.default().plot("search"),
                                    title=f"{len(problems)} problems x {len(config.seeds)} seeds")
-    atomic_write_text(prm_dir() / RESULT_FILE, json.dumps({"budgets": config.budgets, "methods": result.methods}))
+    results = json.dumps({"budgets": config.budgets, "methods": result.methods})
+    atomic_write_text(PRMArtifacts.default().file(RESULT_FILE), results)
     return dg.MaterializeResult(metadata={
         "comparison": md_table(rows), "plot": dg.MetadataValue.path(str(plot)),
         "prm": model_version(str(prm_folder)), "solution_tokens": result.solution_tokens,
@@ -55,7 +57,7 @@ def search_comparison(context: dg.AssetExecutionContext, config: SearchAssetConf
 @dg.asset_check(asset=search_comparison, blocking=True,
                 description="Every method has a row at every budget, its accuracy inside its 95% interval.")
 def search_comparison_complete() -> dg.AssetCheckResult:
-    found = json.loads((prm_dir() / RESULT_FILE).read_text())
+    found = json.loads((PRMArtifacts.default().file(RESULT_FILE)).read_text())
     rows = {(r["method"], r["budget"]): r for r in found["methods"]}
     missing = [(m, b) for m in SEARCH_METHODS for b in found["budgets"] if (m, b) not in rows]
     bad = [key for key, r in rows.items() if not r["accuracy_ci"][0] <= r["accuracy"] <= r["accuracy_ci"][1]]

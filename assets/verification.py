@@ -6,6 +6,7 @@ import dagster as dg
 from assets.metadata import md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
+from prm.datagen.partition import first_errors_truth
 from prm.labeling import audit_markdown
 from prm.labeling.agreement import agreement_markdown, pairwise_agreement
 from prm.labeling.consensus import POLICIES, ConsensusConfig
@@ -18,7 +19,7 @@ class FormalConfig(dg.Config):
     timeout_s: float = 2.0  # per step; a hung or exploding check becomes `unverifiable`
 
 
-@dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"sympy", "z3", "parquet"},
+@dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"sympy", "z3", "delta"},
           deps=["solutions"], description="Exact step verdicts: SymPy for arithmetic, Z3 for logic; "
           "unverifiable where a step asserts nothing checkable.")
 def formal_verifications(context: dg.AssetExecutionContext, config: FormalConfig,
@@ -42,7 +43,7 @@ class JudgeAssetConfig(dg.Config):
     max_solutions: int = 16  # SmolLM2 on 2 CPU cores decodes ~150 tokens/s: judge a sample, not all
 
 
-@dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"vllm", "parquet"}, pool="engine",
+@dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"vllm", "delta"}, pool="engine",
           deps=["solutions"], description="k judge votes per solution for the earliest wrong paragraph (or -1).")
 def judgments(context: dg.AssetExecutionContext, config: JudgeAssetConfig, warehouse: WarehouseResource,
               generation: GenerationResource, judge: GenerationResource) -> dg.MaterializeResult:
@@ -69,7 +70,7 @@ class ConsensusAssetConfig(dg.Config):
     policy: str = "formal_override"  # one of prm.labeling.consensus.POLICIES; all are reported side by side
 
 
-@dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"duckdb", "parquet"},
+@dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"duckdb", "delta"},
           deps=["mc_labels", "omegaprm_labels", "formal_verifications", "judgments"],
           description="Consensus labels where methods agree on the first error, and how the methods compare.")
 def consensus_labels(context: dg.AssetExecutionContext, config: ConsensusAssetConfig,
@@ -80,8 +81,7 @@ def consensus_labels(context: dg.AssetExecutionContext, config: ConsensusAssetCo
     wh = warehouse.get()
     run, reports, verdicts = consensus_partition(wh, ConsensusConfig(policy=config.policy), source=source, day=day,
                                                  run_id=context.run_id)
-    truth = {s["solution_id"]: s["first_error_truth"] for s in wh.read_partition("solutions", source, day).to_pylist()
-             if s.get("first_error_truth") is not None}
+    truth = first_errors_truth(wh, source, day)
     methods = sorted({m for v in verdicts for m in v.first_errors})
     agreement = agreement_markdown(pairwise_agreement(verdicts, methods, truth or None))
     policies = md_table([{"policy": r.policy, "kept": f"{r.n_kept}/{r.n_solutions}",

@@ -33,6 +33,7 @@ from prm.scoring import load_prm  # noqa: E402
 from prm.search.compare import compare_at_budgets  # noqa: E402
 from prm.search.plots import plot_accuracy_vs_budget  # noqa: E402
 from prm.search.run import heldout_problems  # noqa: E402
+from prm.training.artifacts import PRMArtifacts  # noqa: E402
 
 
 def _args() -> argparse.Namespace:
@@ -51,7 +52,7 @@ def _args() -> argparse.Namespace:
 def _prm(arg: str | None) -> Path:
     if arg:
         return Path(arg)
-    shipped = model_cache_dir() / "prm" / "model"
+    shipped = PRMArtifacts.default().model
     if (shipped / "prm_card.json").exists():
         return shipped
     from benchmarks.workload import default_prm

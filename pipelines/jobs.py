@@ -7,11 +7,8 @@ import dagster as dg
 from assets.partitions import PARTITIONS
 
 # The policy is not partitioned: it is trained once (cached by config) and serves every partition.
-warm_start_job = dg.define_asset_job(
-    name="warm_start",
-    selection=dg.AssetSelection.assets("policy_model"),
-    description="Train (or reuse) the warm-started default policy.",
-)
+warm_start_job = dg.define_asset_job("warm_start", dg.AssetSelection.assets("policy_model"),
+                                     description="Train (or reuse) the warm-started default policy.")
 
 # Every partitioned asset, in dependency order; its checks run in the same run and block on failure.
 refresh_job = dg.define_asset_job(
@@ -23,22 +20,13 @@ refresh_job = dg.define_asset_job(
 )
 
 # The model half over everything labeled so far (not partitioned): training set, PRM, evaluation, comparison.
-prm_job = dg.define_asset_job(
-    name="prm",
-    selection=dg.AssetSelection.groups("prm"),
-    description="Train and evaluate a PRM on the warehouse's labels, and compare label sources.",
-)
+prm_job = dg.define_asset_job("prm", dg.AssetSelection.groups("prm"), description="Train and evaluate a PRM on "
+                              "the warehouse's labels, and compare label sources.")
 
 # Reward arms on the latest PRM (GRPO, its own pool): see prm.rl and benchmarks/rl.py for the full comparison.
-rl_job = dg.define_asset_job(
-    name="rl",
-    selection=dg.AssetSelection.assets("rl_run"),
-    description="Short GRPO comparison of the reward arms on the latest PRM.",
-)
+rl_job = dg.define_asset_job("rl", dg.AssetSelection.assets("rl_run"),
+                             description="Short GRPO comparison of the reward arms on the latest PRM.")
 
 # Test-time search with the latest PRM (the engine pool): see prm.search and benchmarks/search.py.
-search_job = dg.define_asset_job(
-    name="search",
-    selection=dg.AssetSelection.assets("search_comparison"),
-    description="Best-of-N, majority vote, beam search and DVTS with the latest PRM at equal token budgets.",
-)
+search_job = dg.define_asset_job("search", dg.AssetSelection.assets("search_comparison"), description="Best-of-N, "
+                                 "majority vote, beam search and DVTS with the latest PRM at equal token budgets.")

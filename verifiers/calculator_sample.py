@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
+from typing import NamedTuple
 
 from verifiers.verdict import StepVerdict
 
@@ -57,8 +58,7 @@ _LEADS = ("She pays", "The total is", "Each box holds", "So he has", "They need"
 _TAILS = ("dollars", "apples", "minutes", "pages", "miles", "cookies", "", "in total", "each week")
 
 
-@dataclass(frozen=True)
-class CalculatorLine:
+class CalculatorLine(NamedTuple):
     """One line a model might write; ``kind`` is a correct kind or a slip kind."""
 
     text: str

@@ -97,3 +97,14 @@ def share_within(
     ok = low <= share <= high
     desc = f"share where {condition} = {share:.3f}, bounds [{low}, {high}]"
     return CheckOutcome(ok, desc, {"rows": n, "share": round(float(share), 4)})
+
+
+def gold_answers_consistent(wh: Warehouse) -> CheckOutcome:
+    """Every problem has a gold answer, and a generated (``arith_*``) problem's gold solution ends in it."""
+    con = connect(wh.root)
+    (bad,) = con.execute(
+        "SELECT count(*) FROM problems WHERE trim(gold_answer) = '' OR (task LIKE 'arith_%' AND "
+        "NOT ends_with(trim(gold_solution), 'Answer: ' || gold_answer))").fetchall()[0]
+    (rows,) = con.execute("SELECT count(*) FROM problems").fetchall()[0]
+    desc = f"{rows} problems, all with a consistent gold answer" if not bad else f"{bad} problems lack a gold answer"
+    return CheckOutcome(bad == 0, desc, {"rows": rows, "bad": bad})

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,3 +87,17 @@ def rollout_rows(
         if row["finish_reason"] != "error":
             row["is_correct"] = next(graded)
     return rows
+
+
+def mc_by_step(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per step index: graded rollouts and their mean MC (share reaching gold), with a bar, for a table.
+
+    >>> mc_by_step([{"step_idx": 0, "is_correct": True}, {"step_idx": 0, "is_correct": False}])[0]["mean MC"]
+    '0.50'
+    """
+    curve: dict[int, list[bool]] = defaultdict(list)
+    for r in rows:
+        if r.get("is_correct") is not None:
+            curve[r["step_idx"]].append(bool(r["is_correct"]))
+    return [{"step": k, "rollouts": len(v), "mean MC": f"{sum(v) / len(v):.2f}",
+             "": "█" * round(20 * sum(v) / len(v))} for k, v in sorted(curve.items())]

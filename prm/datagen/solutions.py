@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +31,20 @@ class SampleStats:
     def accuracy(self) -> float:
         graded = self.n_solutions - self.n_errors
         return self.n_correct / graded if graded else 0.0
+
+    @classmethod
+    def from_rows(cls, solutions: Sequence[Mapping[str, Any]]) -> SampleStats:
+        """The stats of stored ``solutions`` rows (one prompt per problem: its sample 0 carries the prompt tokens).
+
+        >>> SampleStats.from_rows([{"problem_id": "p", "status": "ok", "is_correct": True, "sample_idx": 0,
+        ...                         "prompt_tokens": 5, "completion_tokens": 9}]).accuracy
+        1.0
+        """
+        return cls(n_problems=len({s["problem_id"] for s in solutions}), n_solutions=len(solutions),
+                   n_errors=sum(s["status"] == "error" for s in solutions),
+                   n_correct=sum(bool(s.get("is_correct")) for s in solutions),
+                   prompt_tokens=sum(s["prompt_tokens"] or 0 for s in solutions if s["sample_idx"] == 0),
+                   completion_tokens=sum(s["completion_tokens"] or 0 for s in solutions))
 
 
 def solution_id(problem_id: str, model: str, seed: int | None, sample_idx: int) -> str:
@@ -93,6 +110,32 @@ def solution_rows(
         completion_tokens=sum(r["completion_tokens"] or 0 for r in solutions),
     )
     return solutions, steps, stats
+
+
+def accuracy_by_gold_steps(problems: Sequence[Mapping[str, Any]],
+                           solutions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per gold-step count: ok solutions, their accuracy, and the share of problems with both outcomes."""
+    steps_of = {p["problem_id"]: p.get("n_gold_steps") for p in problems}
+    outcomes: dict[object, list[bool]] = defaultdict(list)
+    per_problem: dict[str, set[bool]] = defaultdict(set)
+    for s in solutions:
+        if s["status"] == "ok":
+            outcomes[steps_of[s["problem_id"]]].append(bool(s.get("is_correct")))
+            per_problem[s["problem_id"]].add(bool(s.get("is_correct")))
+    rows = []
+    for n_steps in sorted(outcomes, key=lambda v: (v is None, v)):
+        pids = [p for p, k in steps_of.items() if k == n_steps and p in per_problem]
+        rows.append({"gold steps": n_steps, "solutions": len(outcomes[n_steps]),
+                     "accuracy": f"{sum(outcomes[n_steps]) / len(outcomes[n_steps]):.0%}",
+                     "problems with both outcomes": f"{sum(len(per_problem[p]) == 2 for p in pids) / len(pids):.0%}"})
+    return rows
+
+
+def sampling_key(problems: Sequence[Mapping[str, Any]], **settings: Any) -> str:
+    """Digest of the problems and every setting a partition's solutions depend on (model, prompt version,
+    sampling numbers); equal keys mean sampling again would redo the same work."""
+    what = {**settings, "problems": sorted((p["problem_id"], p["question"], p["gold_answer"]) for p in problems)}
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def sample_solution_rows(

@@ -54,13 +54,7 @@ class StepTagConvention:
 
     @staticmethod
     def load(folder: str | Path) -> StepTagConvention:
-        """The convention a PRM folder declares; a clear error when it declares none.
-
-        >>> StepTagConvention.load("/nonexistent")
-        Traceback (most recent call last):
-        ...
-        FileNotFoundError: /nonexistent has no prm_convention.json...
-        """
+        """The convention a PRM folder declares; FileNotFoundError naming the known ones when it declares none."""
         path = Path(folder) / CONVENTION_FILE
         if not path.is_file():
             raise FileNotFoundError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from prm.generation.backend import GenerationBackend
 from prm.generation.types import Completion, GenerationRequest
@@ -27,24 +28,16 @@ def sample_solutions(
     return backend.generate(requests)
 
 
-def rollouts_from_prefixes(
-    backend: GenerationBackend,
-    prefixes: Sequence[str],
-    n: int,
-    *,
-    max_tokens: int = 256,
-    temperature: float = 1.0,
-    top_p: float = 1.0,
-    stop: Sequence[str] = (),
-    seed: int | None = None,
-) -> list[Completion]:
-    """``n`` continuations of each step prefix: the Monte-Carlo labelers' primitive.
+def rollouts_from_prefixes(backend: GenerationBackend, prefixes: Sequence[str], n: int, **sampling: Any
+                           ) -> list[Completion]:
+    """``n`` continuations of each step prefix: the Monte-Carlo labelers' primitive. ``sampling`` takes the keywords
+    of :func:`sample_solutions` (``max_tokens``, ``temperature``, ``top_p``, ``stop``, ``seed``).
 
     A prefix is the formatted prompt followed by the model's own text up to the end of a step, rendered
     from stored spans (``prm.datagen.prefix_target``); the text returned is only the continuation. All
     prefixes of one solution share the prompt, and prefix caching reuses its KV.
     """
-    return backend.generate(_requests(prefixes, n, max_tokens, temperature, top_p, stop, seed))
+    return sample_solutions(backend, prefixes, n, **sampling)
 
 
 def _requests(

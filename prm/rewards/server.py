@@ -427,20 +427,25 @@ def create_app(engine: RewardEngine, *, model_name: str = "") -> FastAPI:
                              "scores": [x for p in parts for x in p["scores"]],
                              "extra_logs": {k: [x for p in parts for x in p["extra_logs"][k]] for k in keys}})
 
-    @app.post("/score")
-    async def score(req: SampleRequest) -> JSONResponse:
+    async def evaluate(req: SampleRequest) -> Any:
+        """The sample's evaluation, or the 422 response saying its gold answer is missing."""
         gold = _gold(req.ground_truth)
         if (bad := need_gold(gold)) is not None:
             return bad
-        r = await engine.evaluate(problem_text(req.prompt), req.completion, gold)
+        return await engine.evaluate(problem_text(req.prompt), req.completion, gold)
+
+    @app.post("/score")
+    async def score(req: SampleRequest) -> JSONResponse:
+        r = await evaluate(req)
+        if isinstance(r, JSONResponse):
+            return r
         return JSONResponse({"score": r.reward, "extras": r.extras(), "error": r.error})
 
     @app.post("/steps")
     async def steps(req: SampleRequest) -> JSONResponse:
-        gold = _gold(req.ground_truth)
-        if (bad := need_gold(gold)) is not None:
-            return bad
-        r = await engine.evaluate(problem_text(req.prompt), req.completion, gold)
+        r = await evaluate(req)
+        if isinstance(r, JSONResponse):
+            return r
         steps = r.scored.steps
         # An unscored completion (over a limit, a scoring error: "error" says which) has spans but no scores.
         rows = ([{"start": a, "end": b, "score": x} for (a, b), x in zip(steps.spans, steps.scores, strict=True)]

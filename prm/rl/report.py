@@ -19,6 +19,7 @@ from prm.format.markdown import markdown_table
 from prm.rl.config import RLRunConfig
 from prm.rl.constants import PLOT_FILE, SUMMARY_FILE, TABLE_FILE
 from prm.rl.grpo import ArmResult, HeldOut, Progress, accuracy_gain_ci, load_result, run_grpo, run_key
+from warehouse import Warehouse, connect
 
 # Held-out fields written per difficulty and pooled: prm.policy.EvalRow's rates and counts worth a curve.
 EVAL_FIELDS = ("answer_accuracy", "step_error_rate", "mean_steps", "mixed_share")
@@ -211,3 +212,13 @@ def compare_arms(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfi
                "plot": str(figure) if figure else None}
     atomic_write_text(out / SUMMARY_FILE, json.dumps(summary, indent=1))
     return Comparison(config=config, results=tuple(results), markdown=markdown, plot=figure)
+
+
+def latest_run_metrics(wh: Warehouse) -> list[tuple[str, int, str, float]]:
+    """(arm, step, metric, value) rows of the latest RL run's held-out accuracy and reward curve (none when the
+    ``rl_metrics`` table is empty)."""
+    if not wh.files("rl_metrics"):
+        return []
+    return connect(wh.root).execute(
+        "SELECT arm, step, metric, value FROM rl_metrics WHERE (metric = 'eval/answer_accuracy' OR metric = "
+        "'train/reward') AND run_id = (SELECT run_id FROM rl_metrics ORDER BY created_at DESC LIMIT 1)").fetchall()

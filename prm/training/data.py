@@ -29,7 +29,7 @@ from typing import Any
 
 import duckdb
 
-from prm.export.io import read_jsonl
+from prm.export.io import atomic_write_text, read_jsonl, write_jsonl
 from prm.training.constants import META_FILE, ROWS_FILE, SOFT_THRESHOLD, SPLITS
 from prm.training.rows import LABEL_KINDS, check_both_classes, check_label, check_rows, class_counts
 from prm.training.splits import stratified_splits
@@ -114,13 +114,10 @@ class TrainingSet:
     def save(self, folder: str | Path) -> Path:
         """Write ``rows.jsonl`` (readable by any TRL-format reader) and ``training_set.json`` into ``folder``."""
         folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        with (folder / ROWS_FILE).open("w") as f:
-            for row in self.rows:
-                f.write(json.dumps(row) + "\n")
+        write_jsonl(self.rows, folder / ROWS_FILE)
         meta = {"config": asdict(self.config), "stats": self.stats.to_dict(),
                 "warehouse_versions": self.warehouse_versions}
-        (folder / META_FILE).write_text(json.dumps(meta, indent=2) + "\n")
+        atomic_write_text(folder / META_FILE, json.dumps(meta, indent=2) + "\n")  # last: a folder with it is whole
         return folder
 
     @staticmethod

@@ -4,6 +4,7 @@ and every producer and consumer of rollout prefixes hashes the same prefix the s
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,7 @@ from prm.datagen.partition import solutions_to_label
 from prm.datagen.solutions import solution_rows
 from prm.format import (
     Prompter,
+    StepTagConvention,
     first_error_of,
     from_spans,
     labels_from_first_error,
@@ -149,3 +151,8 @@ def test_the_rollouts_asset_and_every_labeler_hash_the_same_prefixes(wh) -> None
         step_hashes = recorder.hashes - {to_label[0].target(-1).prefix_hash}  # OmegaPRM may ask for the root
         assert step_hashes <= expected and step_hashes, method
     assert all(s["prompt_version"] == "p1-plain" for s in sols)
+
+
+def test_a_folder_without_a_convention_names_the_known_ones(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"has no prm_convention\.json.*math-shepherd"):
+        StepTagConvention.load(tmp_path)

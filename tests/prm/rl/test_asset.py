@@ -11,6 +11,7 @@ import pytest
 import assets.rl as rl_asset
 from assets.checks import CHECKS
 from assets.resources import WarehouseResource
+from prm.models.constants import MODEL_CACHE_ENV
 from warehouse import Warehouse
 
 TINY = {"policy": "", "arms": ["outcome", "prm_sum"], "steps": 2, "batch_size": 4, "num_generations": 2,
@@ -21,8 +22,7 @@ TINY = {"policy": "", "arms": ["outcome", "prm_sum"], "steps": 2, "batch_size": 
 def cache(tmp_path: Path, tiny_prm: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A model cache holding the tiny PRM where prm_model saves it."""
     shutil.copytree(tiny_prm, tmp_path / "prm" / "model")
-    monkeypatch.setattr(rl_asset, "prm_dir", lambda: tmp_path / "prm")
-    monkeypatch.setattr(rl_asset, "model_cache_dir", lambda: tmp_path)
+    monkeypatch.setenv(MODEL_CACHE_ENV, str(tmp_path))  # where prm_model saves it and rl_run writes its runs
     return tmp_path
 
 
@@ -48,7 +48,7 @@ def test_rl_run_writes_metrics_and_reports_the_table(cache: Path, tiny_lm: Path,
 
 
 def test_rl_run_without_a_prm_says_what_to_materialize(tmp_path: Path, tiny_lm: Path, monkeypatch):
-    monkeypatch.setattr(rl_asset, "prm_dir", lambda: tmp_path / "prm")
+    monkeypatch.setenv(MODEL_CACHE_ENV, str(tmp_path))
     resource = WarehouseResource(data_root=str(tmp_path / "warehouse"))
     result = dg.materialize([rl_asset.rl_run], resources={"warehouse": resource}, raise_on_error=False,
                             run_config={"ops": {"rl_run": {"config": {**TINY, "policy": str(tiny_lm)}}}})

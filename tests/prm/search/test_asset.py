@@ -11,6 +11,7 @@ import pytest
 
 import assets.search as search_asset
 from assets.resources import GenerationResource
+from prm.models.constants import MODEL_CACHE_ENV
 from prm.search import SEARCH_METHODS
 
 pytestmark = pytest.mark.slow
@@ -22,7 +23,7 @@ TINY = {"problems": 2, "n_ops": [2], "budgets": [160], "seeds": [0], "m": 2}
 def prm_cache(tmp_path: Path, tiny_prm: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A model cache holding the tiny PRM where prm_model saves it."""
     shutil.copytree(tiny_prm, tmp_path / "prm" / "model")
-    monkeypatch.setattr(search_asset, "prm_dir", lambda: tmp_path / "prm")
+    monkeypatch.setenv(MODEL_CACHE_ENV, str(tmp_path))  # PRMArtifacts.default() lives under the model cache
     return tmp_path / "prm"
 
 
@@ -42,7 +43,7 @@ def test_search_comparison_reports_every_method_with_an_interval(prm_cache: Path
 
 
 def test_search_comparison_without_a_prm_says_what_to_materialize(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(search_asset, "prm_dir", lambda: tmp_path / "prm")
+    monkeypatch.setenv(MODEL_CACHE_ENV, str(tmp_path))
     result = dg.materialize([search_asset.search_comparison], raise_on_error=False,
                             resources={"generation": GenerationResource()},
                             run_config={"ops": {"search_comparison": {"config": TINY}}})
