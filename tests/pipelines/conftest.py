@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from pipelines.resources import WarehouseResource
+from assets.resources import WarehouseResource
 
 
 @pytest.fixture
