@@ -7,26 +7,27 @@ from assets.prm import trained_prm
 from assets.resources import WarehouseResource
 from prm.models import model_cache_dir, model_version, resolve_model
 from prm.rl import RLRunConfig, compare_arms
+from prm.rl.data import split_pool, warehouse_problems
 from prm.rl.report import latest_run_metrics
 from prm.training.artifacts import PRMArtifacts
 from warehouse import today
 
-RL_SOURCE = "arith"  # the warehouse source of the rows: the RL problems come from the arithmetic generator
-
 
 class RLAssetConfig(dg.Config):
-    """A short run of prm.rl.RLRunConfig: a minute or two on a CPU, enough to see every arm move."""
+    """A short run of prm.rl.RLRunConfig on the warehouse's problems: a minute or two on a CPU, enough to see every
+    arm move. The difficulties default to those of the built-in arith source (2, 4 and 8 gold steps)."""
 
     policy: str = "arith-policy"  # the warm-started policy (prm.models.resolve_model)
+    source: str | None = None  # the warehouse source of the problems; None = every source with arithmetic truth
     arms: list[str] = ["outcome", "prm_min", "prm_sum"]  # prm.rl.ARMS; "prm_min_prof" (PROF), "process" (per token)
     steps: int = 6  # GRPO steps per arm, the same for every arm
     batch_size: int = 16  # completions per step (4 prompts x 4)
     num_generations: int = 4
     learning_rate: float = 1e-4
-    train_ops: list[int] = [9, 10]  # longer than the policy's 1-8
-    anchor_ops: list[int] = [6, 7, 8]
-    eval_ops: list[int] = [6, 8, 10]
-    eval_problems: int = 8  # per difficulty
+    train_ops: list[int] = [8]  # the longest the arith source writes, where the policy is right about half the time
+    anchor_ops: list[int] = [4]
+    eval_ops: list[int] = [2, 4, 8]
+    eval_problems: int = 4  # per difficulty, held out of training (a day of the arith source has 8 per difficulty)
     eval_samples: int = 2
     seed: int = 0
 
@@ -38,8 +39,8 @@ class RLAssetConfig(dg.Config):
                            eval_samples=self.eval_samples, seed=self.seed, save_policy=False)
 
 
-@dg.asset(group_name="rl", kinds={"pytorch"}, pool="rl", deps=["prm_model"],
-          description="TRL GRPO on the warm-started policy over problems longer than it was trained on, one arm "
+@dg.asset(group_name="rl", kinds={"pytorch"}, pool="rl", deps=["prm_model", "problems"],
+          description="TRL GRPO on the warm-started policy over the warehouse's hardest problems, one arm "
           "per reward (outcome only, PRM min-form + outcome, PRM summed + outcome) with the same budget: held-out "
           "accuracy, per-step error, length and steps per completion before and after, the reward curves.")
 def rl_run(context: dg.AssetExecutionContext, config: RLAssetConfig,
@@ -47,9 +48,16 @@ def rl_run(context: dg.AssetExecutionContext, config: RLAssetConfig,
     prm_folder = trained_prm(PRMArtifacts.default())
     policy = resolve_model(config.policy)
     out = model_cache_dir() / "rl" / context.run_id
-    comparison = compare_arms(policy, prm_folder, config.to_library(), out, progress=context.log.info)
+    run_config = config.to_library()
+    try:
+        problems = warehouse_problems(warehouse.get().root, config.source)
+        split_pool(problems, run_config)  # a pool without the config's difficulties fails here, before any model
+    except ValueError as exc:
+        raise dg.Failure(str(exc)) from exc
+    comparison = compare_arms(policy, prm_folder, run_config, out, progress=context.log.info, problems=problems)
     rows = comparison.metric_rows()
-    warehouse.get().write("rl_metrics", rows, source=RL_SOURCE, day=today(), run_id=context.run_id, writer="rl_run")
+    warehouse.get().write("rl_metrics", rows, source=config.source or "all", day=today(), run_id=context.run_id,
+                          writer="rl_run")
     context.log.info("RL comparison\n" + comparison.markdown)
     headline = {f"{r['arm']}/acc_{when}": r[f"acc_{when}"] for r in comparison.table() for when in ("before", "after")}
     return dg.MaterializeResult(metadata={

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import random
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from prm.datagen.truth import arithmetic_problem
 from prm.format import format_prompt
 from prm.rl.config import RLRunConfig
 from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, generate_problems
+from prm.tasks.records import stable_id
+from warehouse import connect
 
 # Seed offsets that keep the held-out draw apart from the training draw for every config seed; problem ids
 # are checked as well, since a small difficulty space can draw one problem twice.
@@ -62,6 +68,58 @@ def train_problems(config: RLRunConfig, exclude: set[str] = frozenset()) -> list
         out += kept
     random.Random(config.seed).shuffle(out)
     return out
+
+
+def warehouse_problems(root: str | Path, source: str | None = None) -> list[ArithmeticProblem]:
+    """Every problem of the warehouse at ``root`` (of ``source``, or of every source) whose row carries exact
+    arithmetic truth, in problem-id order: what the RL asset trains and evaluates on."""
+    where, params = ("WHERE source = ?", [source]) if source else ("", [])
+    cursor = connect(root).execute(f"SELECT * FROM problems {where} ORDER BY problem_id", params)
+    names = [d[0] for d in cursor.description]
+    problems = [p for values in cursor.fetchall() if (p := arithmetic_problem(dict(zip(names, values, strict=True))))]
+    if not problems:
+        raise ValueError(f"the warehouse at {root} holds no {'problems' if not source else source + ' problems'} with "
+                         "exact arithmetic truth; materialize a problems partition of the arith source first")
+    return problems
+
+
+def split_pool(pool: Sequence[ArithmeticProblem], config: RLRunConfig
+               ) -> tuple[list[ArithmeticProblem], list[ArithmeticProblem]]:
+    """(held-out, training) problems drawn from ``pool`` instead of the generator: per difficulty in ``eval_ops``
+    up to ``eval_problems`` held out (fewer when that leaves a difficulty no training problem), by a seeded
+    hash order; then ``steps * prompts_per_step`` training prompts from the rest, ``anchor_share`` of them of
+    ``anchor_ops``, cycling through a pool smaller than that. A missing difficulty is a clear error.
+
+    >>> pool = [p for ops in (1, 2) for p in generate_problems(4, ArithmeticConfig(n_ops=ops), seed=ops)]
+    >>> held, train = split_pool(pool, RLRunConfig(eval_ops=(2,), eval_problems=2, train_ops=(2,), anchor_ops=(1,),
+    ...                                              steps=2, batch_size=8, num_generations=4))
+    >>> len(held), len(train), set(p.problem_id for p in held) & set(p.problem_id for p in train)
+    (2, 4, set())
+    """
+    by_ops: dict[int, list[ArithmeticProblem]] = defaultdict(list)
+    for p in sorted(pool, key=lambda p: stable_id("rl", str(config.seed), p.problem_id)):
+        by_ops[p.n_ops].append(p)
+    trained = set(config.train_ops) | set(config.anchor_ops)
+    missing = sorted(ops for ops in {*config.eval_ops, *config.train_ops} if not by_ops.get(ops))
+    if missing:
+        raise ValueError(f"the problems hold none with {missing} operations (they hold {sorted(by_ops)}); set "
+                         "train_ops/anchor_ops/eval_ops to those, or materialize problems of that length")
+    held: list[ArithmeticProblem] = []
+    for ops in config.eval_ops:
+        k = min(config.eval_problems, len(by_ops[ops]) - (ops in trained))
+        held += by_ops[ops][:max(k, 1)]
+    kept = {p.problem_id for p in held}
+    n = config.steps * config.prompts_per_step
+    n_anchor = round(n * config.anchor_share) if config.anchor_ops else 0
+    train: list[ArithmeticProblem] = []
+    for group, k in ((config.anchor_ops, n_anchor), (config.train_ops, n - n_anchor)):
+        candidates = [p for ops in group for p in by_ops.get(ops, []) if p.problem_id not in kept]
+        if k and not candidates:
+            raise ValueError(f"no problems with {list(group)} operations are left for training once "
+                             f"{len(held)} are held out; lower eval_problems or add problems")
+        train += [candidates[i % len(candidates)] for i in range(k)] if k else []
+    random.Random(config.seed).shuffle(train)
+    return held, train
 
 
 def dataset_rows(problems: list[ArithmeticProblem], tokenizer: Any) -> list[dict[str, Any]]:

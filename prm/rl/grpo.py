@@ -40,9 +40,10 @@ from prm.rl.constants import (
     TRL_REWARD_STD,
     VLLM_GPU_SHARE,
 )
-from prm.rl.data import dataset_rows, eval_problems, train_problems
+from prm.rl.data import dataset_rows, eval_problems, split_pool, train_problems
 from prm.scoring.config import cuda_bf16
 from prm.tasks.arithmetic import ArithmeticProblem
+from prm.tasks.records import stable_id
 
 Progress = Callable[[str], None]
 
@@ -197,8 +198,8 @@ class ArmResult:
                    wall_s=data["wall_s"], policy_dir=Path(data["policy_dir"]) if data["policy_dir"] else None)
 
 
-def run_key(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig, arm: str | None = None
-            ) -> dict[str, Any]:
+def run_key(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig, arm: str | None = None,
+            problems: Sequence[ArithmeticProblem] | None = None) -> dict[str, Any]:
     """What an arm's result depends on besides the arm: the policy's and the PRM's versions and the config
     (not which other arms run beside it), plus a process arm's :class:`~prm.rl.process_grpo.ProcessConfig`.
     Stored in ``result.json``; :func:`prm.rl.compare_arms` reuses a result only when its key is equal."""
@@ -207,6 +208,8 @@ def run_key(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig, ar
     key = {"policy": model_version(policy_dir), "prm": model_version(prm_dir), "config": _shared(config.to_dict())}
     if arm in PROCESS_ARMS:
         key["process"] = asdict(PROCESS_ARMS[arm])
+    if problems is not None:  # a pool (the warehouse's problems): the result holds for these problems only
+        key["problems"] = stable_id("pool", *sorted(p.problem_id for p in problems))
     return key
 
 
@@ -375,14 +378,16 @@ def _progress_callback(progress: Progress | None, arm: str, steps: int) -> Any:
 
 
 def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRunConfig, out_dir: str | Path, *,
-             before: HeldOut | None = None,
+             before: HeldOut | None = None, problems: Sequence[ArithmeticProblem] | None = None,
              progress: Progress | None = None) -> ArmResult:
     """Train the policy in ``policy_dir`` with GRPO under ``arm``'s reward for ``config.steps`` steps and
     measure it on held-out problems before and after. Writes ``<out_dir>/result.json`` and, with
     ``save_policy``, the trained policy under ``<out_dir>/policy``.
 
     ``before``: the held-out numbers of the same policy under the same config, when already measured (every
-    arm starts from the same policy, so :func:`prm.rl.compare_arms` measures it once).
+    arm starts from the same policy, so :func:`prm.rl.compare_arms` measures it once). ``problems``: the pool
+    the held-out and training problems come from (:func:`prm.rl.data.split_pool`, e.g. the warehouse's via
+    :func:`prm.rl.data.warehouse_problems`); None draws them from the generator (:func:`prm.rl.data.eval_problems`).
 
     Example (needs a policy and a PRM folder)::
 
@@ -406,11 +411,11 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(policy_dir))
         model = AutoModelForCausalLM.from_pretrained(str(policy_dir)).to(default_device())
-        held = eval_problems(config)
+        held, pooled = split_pool(problems, config) if problems is not None else (eval_problems(config), None)
         rewarder = load_rewarder(prm_dir, RewardConfig())
         if before is None:
             before = evaluate_heldout(model, tokenizer, held, rewarder, config)
-        train = train_problems(config, exclude={p.problem_id for p in held})
+        train = pooled if pooled is not None else train_problems(config, exclude={p.problem_id for p in held})
         arm_fn, trainer_cls, trainer_kwargs = arm_trainer(arm, prm_dir, tokenizer)
         reward, batches = _recording(arm_fn)
         trainer = trainer_cls(model=model, reward_funcs=[reward], processing_class=tokenizer,
@@ -434,6 +439,6 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
     if main:
         from prm.export.io import atomic_write_text
 
-        record = {"key": run_key(policy_dir, prm_dir, config, arm), **result.to_dict()}
+        record = {"key": run_key(policy_dir, prm_dir, config, arm, problems), **result.to_dict()}
         atomic_write_text(out / RESULT_FILE, json.dumps(record, indent=1, allow_nan=False))
     return result

@@ -19,6 +19,7 @@ from prm.format.markdown import markdown_table
 from prm.rl.config import RLRunConfig
 from prm.rl.constants import PLOT_FILE, SUMMARY_FILE, TABLE_FILE
 from prm.rl.grpo import ArmResult, HeldOut, Progress, accuracy_gain_ci, load_result, run_grpo, run_key
+from prm.tasks.arithmetic import ArithmeticProblem
 from warehouse import Warehouse, connect
 
 # Held-out fields written per difficulty and pooled: prm.policy.EvalRow's rates and counts worth a curve.
@@ -181,10 +182,12 @@ def plot_arms(results: Sequence[ArmResult], path: str | os.PathLike[str], *,
 
 
 def compare_arms(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig, out_dir: str | Path, *,
-                 progress: Progress | None = None, plot: bool = True, resume: bool = False) -> Comparison:
+                 progress: Progress | None = None, plot: bool = True, resume: bool = False,
+                 problems: Sequence[ArithmeticProblem] | None = None) -> Comparison:
     """Run every arm of ``config`` from the same policy with the same budget, then write
     ``comparison.md``, ``comparison.json`` and (with ``plot``) ``rl_arms.png`` under ``out_dir``; each arm
-    writes its own folder ``<out_dir>/<arm>``. The starting policy is evaluated once and shared.
+    writes its own folder ``<out_dir>/<arm>``. The starting policy is evaluated once and shared. ``problems``:
+    a pool every arm draws its held-out and training problems from (see :func:`prm.rl.run_grpo`).
 
     ``resume``: an arm whose ``result.json`` was written under the same policy, PRM and config
     (:func:`prm.rl.grpo.run_key`) is read back instead of run again, so a killed comparison continues.
@@ -198,11 +201,12 @@ def compare_arms(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfi
     results: list[ArmResult] = []
     before: HeldOut | None = None
     for arm in config.arms:
-        result = load_result(out / arm, run_key(policy_dir, prm_dir, config, arm)) if resume else None
+        result = load_result(out / arm, run_key(policy_dir, prm_dir, config, arm, problems)) if resume else None
         if progress:
             progress(f"arm {arm}: " + ("finished earlier, read back" if result else f"{config.steps} GRPO steps"))
         if result is None:
-            result = run_grpo(policy_dir, prm_dir, arm, config, out / arm, before=before, progress=progress)
+            result = run_grpo(policy_dir, prm_dir, arm, config, out / arm, before=before, problems=problems,
+                              progress=progress)
         before = result.before
         results.append(result)
     markdown = comparison_markdown(results)

@@ -12,6 +12,7 @@ import assets.rl as rl_asset
 from assets.checks import CHECKS
 from assets.resources import WarehouseResource
 from prm.models.constants import MODEL_CACHE_ENV
+from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
 from warehouse import Warehouse
 
 TINY = {"policy": "", "arms": ["outcome", "prm_sum"], "steps": 2, "batch_size": 4, "num_generations": 2,
@@ -26,7 +27,15 @@ def cache(tmp_path: Path, tiny_prm: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     return tmp_path
 
 
+def _store_problems(root: Path, n_ops: tuple[int, ...] = (1, 2)) -> None:
+    """A day of the arith source, as the problems asset stores it: what rl_run reads."""
+    records = generate_arithmetic(ArithmeticSourceConfig(n_ops=n_ops, per_level=4), seed=0)
+    Warehouse(root).write("problems", [r.to_row() for r in records], source="arith", day="2026-11-20",
+                          run_id="problems", writer="problems")
+
+
 def test_rl_run_writes_metrics_and_reports_the_table(cache: Path, tiny_lm: Path, tmp_path: Path):
+    _store_problems(tmp_path / "warehouse")
     resource = WarehouseResource(data_root=str(tmp_path / "warehouse"))
     config = {**TINY, "policy": str(tiny_lm)}
     rl_checks = [c for c in CHECKS if any(k.asset_key == rl_asset.rl_run.key for k in c.check_keys)]
@@ -45,6 +54,17 @@ def test_rl_run_writes_metrics_and_reports_the_table(cache: Path, tiny_lm: Path,
     assert {r["arm"] for r in rows} == {"outcome", "prm_sum"} and {r["run_id"] for r in rows} == {result.run_id}
     assert meta["prm_sum/acc_after"].value == next(r["value"] for r in rows if (r["arm"], r["step"], r["metric"]) ==
                                                    ("prm_sum", 2, "eval/answer_accuracy"))
+
+
+def test_rl_run_on_a_warehouse_without_its_difficulties_says_what_to_change(cache: Path, tiny_lm: Path,
+                                                                             tmp_path: Path):
+    _store_problems(tmp_path / "warehouse", n_ops=(1,))  # no 2-op problems: train_ops and eval_ops are [2]
+    resource = WarehouseResource(data_root=str(tmp_path / "warehouse"))
+    result = dg.materialize([rl_asset.rl_run], resources={"warehouse": resource}, raise_on_error=False,
+                            run_config={"ops": {"rl_run": {"config": {**TINY, "policy": str(tiny_lm)}}}})
+    assert not result.success
+    failure = result.get_step_failure_events()[0].step_failure_data.error
+    assert "hold none with [2] operations (they hold [1])" in failure.message
 
 
 def test_rl_run_without_a_prm_says_what_to_materialize(tmp_path: Path, tiny_lm: Path, monkeypatch):
