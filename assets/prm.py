@@ -35,18 +35,23 @@ def trained_prm(artifacts: PRMArtifacts) -> Path:
         raise dg.Failure(str(exc)) from exc
 
 
+# The library's defaults, which the configs below start from.
+_DATA, _TRAIN = TrainingSetConfig(method="omegaprm"), PRMTrainConfig()
+
+
 class PRMDataConfig(dg.Config):
     """Which labels train the PRM and how problems are split (prm.training.TrainingSetConfig)."""
 
     method: str = "omegaprm"  # warehouse.methods.LABEL_SOURCES: a method-table name, or "truth"
-    label_kind: str = "hard"  # "hard" (CE on hard labels) | "soft" (BCE on P(good))
-    consensus_only: bool = False  # keep only solutions with consensus labels
-    balance: str = "none"  # "none" | "downsample" | "weight"
+    label_kind: str = _DATA.label_kind  # "hard" (CE on hard labels) | "soft" (BCE on P(good))
+    consensus_only: bool = _DATA.consensus_only  # keep only solutions with consensus labels
+    balance: str = _DATA.balance  # "none" | "downsample" | "weight"
+    # A day of the demo holds ~24 problems: larger shares than the library's 0.1/0.2 keep both outcomes in each.
     val_share: float = 0.25  # problems for the threshold and the best-of-N aggregation
     test_share: float = 0.35  # held-out problems
-    split_seed: int = 0
-    train_max_steps: int | None = None  # easy-to-hard: train on <= n gold steps, test on longer problems
-    source: str | None = None  # one warehouse source, or every source
+    split_seed: int = _DATA.split_seed
+    train_max_steps: int | None = _DATA.train_max_steps  # easy-to-hard: train on <= n gold steps, test on longer
+    source: str | None = _DATA.source  # one warehouse source, or every source
 
     def to_library(self, method: str | None = None) -> TrainingSetConfig:
         return TrainingSetConfig(method=method or self.method, label_kind=self.label_kind,
@@ -58,12 +63,12 @@ class PRMDataConfig(dg.Config):
 class PRMTrainAssetConfig(dg.Config):
     """The PRM run (prm.training.PRMTrainConfig): a token-classification head on the policy's backbone."""
 
-    base_model: str = "arith-policy"  # Math-Shepherd initialises its PRM from the generator
-    max_steps: int = 150  # optimizer steps: a ~1M-parameter backbone on a few hundred solutions
-    learning_rate: float = 5e-4
-    batch_size: int = 16
-    freeze_backbone: bool = False
-    lora_r: int = 0
+    base_model: str = _TRAIN.base_model  # Math-Shepherd initialises its PRM from the generator
+    max_steps: int = 150  # optimizer steps (the library trains by epochs): a ~1M-parameter backbone, ~100s of rows
+    learning_rate: float = _TRAIN.learning_rate
+    batch_size: int = _TRAIN.batch_size
+    freeze_backbone: bool = _TRAIN.freeze_backbone
+    lora_r: int = _TRAIN.lora_r
 
     def to_library(self, label_kind: str) -> PRMTrainConfig:
         return PRMTrainConfig(base_model=self.base_model, label_kind=label_kind, max_steps=self.max_steps,

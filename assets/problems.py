@@ -9,15 +9,17 @@ from assets.resources import WarehouseResource
 from prm.datagen.problems import store_new_problems
 from prm.tasks.sources import ArithmeticSourceConfig, load_source
 
+_ARITH = ArithmeticSourceConfig()  # the library's defaults, which the config below starts from
+
 
 class ProblemsConfig(dg.Config):
     """Knobs of the built-in ``arith`` and ``logic`` sources (file sources ignore all but ``limit``)."""
 
-    n_ops: list[int] = [2, 4, 8]  # difficulty levels (gold steps per problem)
-    styles: list[str] = ["word"]  # "chain" and/or "word"; word matches the default policy's training
-    per_level: int = 8  # problems per (n_ops, style) and day
-    operators: str = "+-"
-    max_value: int = 9
+    n_ops: list[int] = list(_ARITH.n_ops)  # difficulty levels (gold steps per problem)
+    styles: list[str] = list(_ARITH.styles)  # "chain" and/or "word"; word matches the default policy's training
+    per_level: int = _ARITH.per_level  # problems per (n_ops, style) and day
+    operators: str = _ARITH.operators
+    max_value: int = _ARITH.max_value
     seed: int = 0  # combined with the day: each nightly partition draws fresh problems
     logic_problems: int = 16  # problems of the built-in ``logic`` source per day
     limit: int | None = None  # cap on rows read from a dropped-in file

@@ -23,7 +23,7 @@ class RLAssetConfig(dg.Config):
     steps: int = 6  # GRPO steps per arm, the same for every arm
     batch_size: int = 16  # completions per step (4 prompts x 4)
     num_generations: int = 4
-    learning_rate: float = 1e-4
+    learning_rate: float = RLRunConfig().learning_rate
     train_ops: list[int] = [8]  # the longest the arith source writes, where the policy is right about half the time
     anchor_ops: list[int] = [4]
     eval_ops: list[int] = [2, 4, 8]

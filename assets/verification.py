@@ -10,13 +10,14 @@ from prm.datagen.partition import first_errors_truth
 from prm.labeling import audit_markdown
 from prm.labeling.agreement import agreement_markdown, pairwise_agreement
 from prm.labeling.consensus import POLICIES, ConsensusConfig
+from prm.labeling.constants import FORMAL_TIMEOUT_S
 from prm.labeling.judge import JudgeConfig
 from prm.labeling.partition import consensus_partition, judge_partition, verify_partition
 from prm.models import prompter_for
 
 
 class FormalConfig(dg.Config):
-    timeout_s: float = 2.0  # per step; a hung or exploding check becomes `unverifiable`
+    timeout_s: float = FORMAL_TIMEOUT_S  # per step; a hung or exploding check becomes `unverifiable`
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"sympy", "z3", "delta"},
@@ -38,7 +39,7 @@ class JudgeAssetConfig(dg.Config):
     """LLM-judge votes; the judge model is the `judge` resource (SmolLM2 here, a strong model on a GPU box)."""
 
     k: int = 3  # votes per solution
-    temperature: float = 0.7
+    temperature: float = JudgeConfig().temperature
     max_tokens: int = 128  # an index and a short reason; longer answers rarely parse better
     max_solutions: int = 16  # SmolLM2 on 2 CPU cores decodes ~150 tokens/s: judge a sample, not all
 

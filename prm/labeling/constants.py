@@ -5,6 +5,10 @@ from __future__ import annotations
 # Bumped whenever a labeler's output for the same inputs can change; stored in step_labels.labeler_version.
 LABELER_VERSION = "labeling-1"
 
+# Seconds per formal step check: SymPy and Z3 answer a checkable step in milliseconds; a hung or exploding one
+# becomes ``unverifiable`` at this bound instead of holding the partition.
+FORMAL_TIMEOUT_S = 2.0
+
 # Math-Shepherd (Wang et al. 2024) rolls out N=8 completions per step prefix; OmegaPRM uses k=8 too.
 DEFAULT_N_ROLLOUTS = 8
 

@@ -15,7 +15,7 @@ from prm.format import (
     labels_from_first_error,
     statuses_from_first_error,
 )
-from prm.labeling.constants import LABELER_VERSION
+from prm.labeling.constants import FORMAL_TIMEOUT_S, LABELER_VERSION
 from verifiers import check_steps
 
 # Which verifier checks the steps of a task; tasks not listed get no formal verdict.
@@ -33,7 +33,8 @@ class FormalRun:
     counts: dict[str, int]
 
 
-def verify_steps(steps: Sequence[Mapping[str, Any]], task_of: Mapping[str, str], timeout_s: float = 2.0) -> FormalRun:
+def verify_steps(steps: Sequence[Mapping[str, Any]], task_of: Mapping[str, str],
+                 timeout_s: float = FORMAL_TIMEOUT_S) -> FormalRun:
     """Check every step whose problem's task has a verifier; one pool batch per verifier.
 
     ``task_of`` maps problem_id to task. An unverifiable step gets ``hard_label`` null and status

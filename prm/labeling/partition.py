@@ -21,6 +21,7 @@ from prm.labeling.consensus import (
     collect_verdicts,
     consensus_report,
 )
+from prm.labeling.constants import FORMAL_TIMEOUT_S
 from prm.labeling.formal import FormalRun, verify_steps
 from prm.labeling.judge import JudgeConfig, JudgeRun, judge_solutions
 from prm.labeling.progress import PROGRESS_METHOD, ProgressConfig, progress_labels
@@ -147,7 +148,8 @@ def label_progress_partition(wh: Warehouse, config: ProgressConfig, *, source: s
     return labels
 
 
-def verify_partition(wh: Warehouse, *, source: str, day: str, run_id: str, timeout_s: float = 2.0) -> FormalRun:
+def verify_partition(wh: Warehouse, *, source: str, day: str, run_id: str,
+                     timeout_s: float = FORMAL_TIMEOUT_S) -> FormalRun:
     """Formal verdicts for every step of the partition: ``verifications`` rows and step labels."""
     task_of = {p["problem_id"]: p["task"] for p in wh.read_partition("problems", source, day).to_pylist()}
     run = verify_steps(wh.read_partition("steps", source, day).to_pylist(), task_of, timeout_s)
