@@ -1,0 +1,52 @@
+"""How the judge is fine-tuned and on what: base model, LoRA, optimizer budget in steps, the problems sampled."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# Problem seeds of the judge's data, apart from the arith source's (day-seeded) and the RL and PRM benchmarks'.
+JUDGE_TRAIN_SEED, JUDGE_EVAL_SEED = 9_000, 9_500
+
+
+@dataclass(frozen=True)
+class JudgeTrainConfig:
+    """One judge fine-tuning run; :func:`prm.judge_training.train.train_judge` reads nothing else.
+
+    >>> JudgeTrainConfig(lora_r=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: lora_r=0: the judge ships as a LoRA adapter; use a rank >= 1
+    """
+
+    base_model: str = "smollm2-135m-instruct"  # the embedded instruct LLM (prm.models)
+    policy: str = "arith-policy"  # whose samples the judge learns to check: the pipeline's policy
+    # --- data: word problems of the policy's task, 4 samples each, balanced by first-error position ---
+    ops: tuple[int, ...] = (2, 3, 4, 5, 6, 7, 8)
+    problems_per_ops: int = 60
+    samples_per_problem: int = 4
+    eval_problems_per_ops: int = 12
+    # --- LoRA on every projection of every layer ---
+    lora_r: int = 8  # ~2.4M parameters: a ~5 MB bf16 adapter, small enough to ship in the repository
+    lora_alpha: int = 16
+    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+    # --- optimizer budget: steps, never wall-clock time ---
+    learning_rate: float = 3e-4
+    max_steps: int = 150
+    batch_size: int = 8
+    warmup_steps: int = 10
+    max_length: int = 640  # prompt + verdict of an 8-step solution is ~350 tokens
+    seed: int = 0
+    torch_threads: int = 2  # a fixed count: the same reduction order, so the same weights, on every run here
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ops", tuple(self.ops))
+        object.__setattr__(self, "target_modules", tuple(self.target_modules))
+        if self.lora_r < 1:
+            raise ValueError(f"lora_r={self.lora_r}: the judge ships as a LoRA adapter; use a rank >= 1")
+        if min(self.max_steps, self.batch_size, self.torch_threads, self.problems_per_ops,
+               self.samples_per_problem, self.eval_problems_per_ops) < 1:
+            raise ValueError("max_steps, batch_size, torch_threads and the data sizes must be >= 1")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
