@@ -79,8 +79,8 @@ def train_judge(config: JudgeTrainConfig, out: str | Path, progress: Progress = 
     started = time.perf_counter()
     train_rows, eval_rows = judge_examples(config, "train"), judge_examples(config, "eval")
     if not train_rows or not eval_rows:
-        raise ValueError(f"balanced judge data has {len(train_rows)} train and {len(eval_rows)} held-out solutions: the "
-                         "policy wrote no wrong (or no right) solution; raise problems_per_ops or use longer ops")
+        raise ValueError(f"balanced judge data has {len(train_rows)} train and {len(eval_rows)} held-out solutions: "
+                         "the policy wrote no wrong (or no right) solution; raise problems_per_ops or use longer ops")
     progress(f"judge data: {len(train_rows)} train, {len(eval_rows)} held-out solutions (balanced)")
     base = resolve_model(config.base_model)
     tokenizer = load_tokenizer(str(base))
