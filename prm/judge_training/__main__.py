@@ -8,7 +8,8 @@ import sys
 from dataclasses import fields
 
 from prm.judge_training.config import JudgeTrainConfig
-from prm.judge_training.train import CARD_FILE, train_judge
+from prm.judge_training.train import train_judge
+from prm.models.constants import JUDGE_CARD_FILE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
     folder = train_judge(config, args.out, progress=lambda m: print(m, file=sys.stderr, flush=True))
-    card = json.loads((folder / CARD_FILE).read_text())
+    card = json.loads((folder / JUDGE_CARD_FILE).read_text())
     print(json.dumps({"adapter": str(folder), "eval": card["eval"], "train_s": card["train_s"]}))
     return 0
 

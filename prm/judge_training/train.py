@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import random
@@ -16,9 +15,10 @@ from prm.judge_training.config import JUDGE_EVAL_SEED, JUDGE_TRAIN_SEED, JudgeTr
 from prm.judge_training.data import JudgeExample, balance, examples
 from prm.labeling.judge import parse_vote
 from prm.models import load_tokenizer, prompter_for, resolve_model
+from prm.models.constants import JUDGE_CARD_FILE
+from prm.models.judge import adapter_digest
 from prm.tasks.arithmetic import ArithmeticConfig, generate_problems
 
-CARD_FILE = "judge_card.json"
 IGNORE_INDEX = -100  # label of every prompt token: the loss reads the verdict only
 Progress = Callable[[str], None]
 
@@ -118,7 +118,7 @@ def train_judge(config: JudgeTrainConfig, out: str | Path, progress: Progress = 
     card = {"config": config.to_dict(), "train_solutions": len(train_rows), "eval_solutions": len(eval_rows),
             "curve": curve, "eval": table, "digest": adapter_digest(out),
             "train_s": round(time.perf_counter() - started, 1)}
-    atomic_write_text(out / CARD_FILE, json.dumps(card, indent=1))
+    atomic_write_text(out / JUDGE_CARD_FILE, json.dumps(card, indent=1))
     return out
 
 
@@ -197,12 +197,3 @@ def save_adapter(model: Any, out: Path) -> None:
     (out / "README.md").unlink(missing_ok=True)  # peft's placeholder model card; judge_card.json is the card
     weights = out / "adapter_model.safetensors"
     save_file({k: v.bfloat16() for k, v in load_file(str(weights)).items()}, str(weights))
-
-
-def adapter_digest(folder: str | Path) -> str:
-    """sha256 of the adapter's weight files (name and bytes), the digest a card and a check compare."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(folder).glob("adapter_model.*")):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()

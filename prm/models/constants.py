@@ -24,3 +24,8 @@ COMPLETE_MARKER = ".prm-complete"
 LOCK_TIMEOUT_S = 900.0
 # Poll interval while another process holds the lock; conversion takes ~10-30 s, so this is cheap.
 LOCK_POLL_S = 0.5
+
+JUDGE_NAME = "smollm2-judge"
+# The judge's LoRA adapter over SmolLM2 (prm.judge_training), shipped in the repository with its card (~5 MB).
+SHIPPED_JUDGE_DIR = Path(__file__).resolve().parents[1] / "judge_training" / "shipped" / JUDGE_NAME
+JUDGE_CARD_FILE = "judge_card.json"  # config, data counts, loss curve, held-out table, adapter digest
