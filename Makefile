@@ -19,7 +19,7 @@ STAMP := $(VENV)/.installed
 PACKAGES_FILE := $(VENV)/.packages
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test lint ui bench venv clean-data chromium policy gpu-check FORCE
+.PHONY: demo test lint ui bench venv clean-data chromium policy judge gpu-check FORCE
 
 # Rewritten only when the package choice changes, so $(STAMP) reinstalls exactly then.
 $(PACKAGES_FILE): FORCE
@@ -80,6 +80,11 @@ gpu-check: $(STAMP)
 # whether the checkpoint and its card changed.
 policy: $(STAMP)
 	$(PY) -m prm.policy build --force --out prm/policy/shipped/arith-policy
+
+# Rebuilds the judge's LoRA adapter over SmolLM2 (prm/judge_training) in place: the recipe's defaults, in optimizer
+# steps (~45 min on one CPU thread). `make demo` never trains it; `smollm2-judge` merges the shipped one.
+judge: $(STAMP)
+	$(PY) -m prm.judge_training build --out prm/judge_training/shipped/smollm2-judge
 
 clean-data:
 	rm -rf data/warehouse

