@@ -18,10 +18,19 @@ class JudgeExample:
     """One solution to judge: the judge's user message, the verdict it should write, and the exact first error."""
 
     problem_id: str
-    prompt: str  # prm.labeling.judge.judge_prompt: the message the judge asset sends, unchanged
+    question: str
+    steps: tuple[str, ...]
     target: str  # verdict_text: what the fine-tuned judge writes
     first_error: int  # -1 = every step right
-    n_steps: int
+
+    @property
+    def prompt(self) -> str:
+        """:func:`prm.labeling.judge.judge_prompt`: the message the judge asset sends, unchanged."""
+        return judge_prompt(self.question, self.steps)
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.steps)
 
 
 def verdict_text(problem: ArithmeticProblem, steps: Sequence[str], first_error: int) -> str:
@@ -55,8 +64,8 @@ def examples(problems: Sequence[ArithmeticProblem], samples: Sequence[Sequence[s
             steps = split_steps(text)
             if steps:
                 first = first_error_index(problem, steps)
-                out.append(JudgeExample(problem.problem_id, judge_prompt(problem.question, steps),
-                                        verdict_text(problem, steps, first), first, len(steps)))
+                out.append(JudgeExample(problem.problem_id, problem.question, tuple(steps),
+                                        verdict_text(problem, steps, first), first))
     return out
 
 
@@ -64,7 +73,7 @@ def balance(rows: Sequence[JudgeExample], seed: int) -> list[JudgeExample]:
     """As many right solutions as wrong ones, the wrong ones spread over first-error positions round-robin (a
     position with few wrong samples gives all it has), shuffled by ``seed``.
 
-    >>> rows = [JudgeExample("p", "q", "t", e, 4) for e in (-1, -1, -1, 0, 0, 0, 2)]
+    >>> rows = [JudgeExample("p", "q", ("s",) * 4, "t", e) for e in (-1, -1, -1, 0, 0, 0, 2)]
     >>> sorted(r.first_error for r in balance(rows, seed=0))
     [-1, -1, -1, 0, 0, 2]
     """

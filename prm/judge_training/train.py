@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 import random
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from prm.evaluation.metrics import first_error_accuracies, harmonic_mean
 from prm.export.io import atomic_write_text
 from prm.judge_training.config import JUDGE_EVAL_SEED, JUDGE_TRAIN_SEED, JudgeTrainConfig
 from prm.judge_training.data import JudgeExample, balance, examples
@@ -172,16 +172,14 @@ def evaluate_judge(model: Any, tokenizer: Any, rows: Sequence[JudgeExample], *, 
 def verdict_table(rows: Sequence[JudgeExample], votes: Sequence[int | None], generated_tokens: int) -> dict[str, Any]:
     """The held-out numbers of one set of verdicts (None = abstained) against exact first errors.
 
-    >>> rows = [JudgeExample("p", "q", "t", e, 4) for e in (-1, 2, 1, -1)]
+    >>> rows = [JudgeExample("p", "q", ("s",) * 4, "t", e) for e in (-1, 2, 1, -1)]
     >>> t = verdict_table(rows, [-1, 2, None, 0], 40)
     >>> t["coverage"], t["first_error_acc"], t["correct_acc"], t["processbench_f1"], t["tokens_per_step"]
     (0.75, 0.5, 0.5, 0.5, 2.5)
     """
-    wrong = [v == r.first_error for r, v in zip(rows, votes, strict=True) if r.first_error >= 0]
-    right = [v == -1 for r, v in zip(rows, votes, strict=True) if r.first_error < 0]
-    err = sum(wrong) / len(wrong) if wrong else math.nan
-    ok = sum(right) / len(right) if right else math.nan
-    f1 = 2 * err * ok / (err + ok) if err + ok > 0 else 0.0
+    truth = {str(i): r.first_error for i, r in enumerate(rows)}
+    err, ok = first_error_accuracies({str(i): v for i, v in enumerate(votes)}, truth)
+    f1 = harmonic_mean(err, ok)
     steps = sum(r.n_steps for r in rows)
     return {"solutions": len(rows), "coverage": sum(v is not None for v in votes) / max(len(rows), 1),
             "first_error_acc": err, "correct_acc": ok, "processbench_f1": f1,

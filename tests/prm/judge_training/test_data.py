@@ -30,7 +30,7 @@ def test_examples_use_the_judge_prompt_and_skip_empty_samples() -> None:
 
 
 def test_balance_levels_right_and_wrong_and_spreads_positions() -> None:
-    rows = [JudgeExample("p", "q", "t", e, 8) for e in [-1] * 10 + [0] * 8 + [3] * 2 + [5] * 1]
+    rows = [JudgeExample("p", "q", ("s",) * 8, "t", e) for e in [-1] * 10 + [0] * 8 + [3] * 2 + [5] * 1]
     kept = balance(rows, seed=1)
     errors = sorted(r.first_error for r in kept)
     assert errors.count(-1) == 10 and len(errors) == 20
