@@ -11,6 +11,7 @@ from typing import Any
 
 from prm.evaluation.metrics import first_error_accuracies, harmonic_mean
 from prm.export.io import atomic_write_text
+from prm.generation.engine_device import cpu_has_native_bf16
 from prm.judge_training.config import JUDGE_EVAL_SEED, JUDGE_TRAIN_SEED, JudgeTrainConfig
 from prm.judge_training.data import JudgeExample, balance, examples
 from prm.labeling.judge import parse_vote
@@ -93,7 +94,7 @@ def train_judge(config: JudgeTrainConfig, out: str | Path, progress: Progress = 
     optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / config.warmup_steps) * max(
         0.0, 1.0 - s / config.max_steps))
-    bf16 = torch.cuda.is_available() or _native_bf16()
+    bf16 = torch.cuda.is_available() or cpu_has_native_bf16()
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model.to(device).train()
     curve: list[dict[str, float]] = []
@@ -133,12 +134,6 @@ def _pad(rows: Sequence[tuple[list[int], list[int]]], pad_id: int) -> tuple[Any,
     for i, (a, b) in enumerate(rows):
         ids[i, : len(a)], mask[i, : len(a)], labels[i, : len(b)] = torch.tensor(a), 1, torch.tensor(b)
     return ids, mask, labels
-
-
-def _native_bf16() -> bool:
-    from prm.generation.vllm_worker import cpu_has_native_bf16
-
-    return cpu_has_native_bf16()
 
 
 def evaluate_judge(model: Any, tokenizer: Any, rows: Sequence[JudgeExample], *, batch_size: int = 16,
