@@ -58,3 +58,15 @@ def register_sources(instance: dg.DagsterInstance, sources: list[str] | tuple[st
     missing = [s for s in sources if not instance.has_dynamic_partition(SOURCES.name, s)]
     if missing:
         instance.add_dynamic_partitions(SOURCES.name, missing)
+
+
+# Flywheel rounds: "0", "1", ...; the flywheel schedule (or `python -m pipelines.flywheel`) adds the next one.
+ROUNDS = dg.DynamicPartitionsDefinition(name="flywheel_round")
+
+
+def round_key(context: dg.AssetExecutionContext) -> int:
+    """The flywheel round an asset is materializing."""
+    key = context.partition_key
+    if not isinstance(key, str) or not key.isdigit():
+        raise dg.Failure(f"expected a flywheel round partition ('0', '1', ...), got {key!r}")
+    return int(key)

@@ -9,8 +9,10 @@ from typing import Any
 import dagster as dg
 from pydantic import Field, PrivateAttr
 
+from prm.flywheel import FlywheelConfig
+from prm.flywheel.run import LazyBackend
 from prm.generation import GenerationBackend, GenerationConfig, make_backend
-from prm.models import model_version
+from prm.models import model_cache_dir, model_version
 from warehouse import Warehouse, default_root
 from warehouse.config import PROJECT_ROOT
 from warehouse.location import is_remote
@@ -81,3 +83,57 @@ class GenerationResource(dg.ConfigurableResource):
         if self._backend is not None:
             self._backend.close()
             self._backend = None
+
+
+_FW = FlywheelConfig()  # the library's defaults, which the resource below starts from
+
+
+class FlywheelResource(dg.ConfigurableResource):
+    """Settings every round of the flywheel shares (prm.flywheel.FlywheelConfig), and where its models live."""
+
+    n_ops: list[int] = list(_FW.n_ops)  # difficulties of each round's fresh problems
+    per_level: int = _FW.per_level  # problems per difficulty and round
+    n_samples: int = _FW.n_samples  # solutions per problem, from the round's policy
+    label_method: str = _FW.label_method  # omegaprm | mc | mc_early_stop: rollouts from the round's policy
+    label_rollouts: int = _FW.label_rollouts
+    window: int | None = _FW.window  # rounds of labels the PRM trains on; None = every round so far
+    warm_start: bool = _FW.warm_start  # start each PRM from the previous round's
+    prm_steps: int = _FW.prm_steps
+    arm: str = _FW.arm  # the RL reward (prm.rl.ARMS)
+    rl_steps: int = _FW.rl_steps  # GRPO steps per round
+    rl_batch_size: int = _FW.rl_batch_size
+    num_generations: int = _FW.num_generations
+    eval_problems: int = _FW.eval_problems  # held-out problems per difficulty, the same every round
+    eval_samples: int = _FW.eval_samples
+    prm_tolerance: float = _FW.prm_tolerance  # blocking: new PRM F1 >= previous - this, on the round's samples
+    collapse_tolerance: float = _FW.collapse_tolerance  # blocking: held-out accuracy falls at most this much
+    hacking_band: float = _FW.hacking_band  # warning: steps and length per completion within +-this of round 0
+    seed: int = _FW.seed
+    models_dir: str = ""  # empty: <model cache>/flywheel
+    policy: str = _FW.policy  # round 0's policy; later rounds start from the last round's RL checkpoint
+
+    _engine: Any = PrivateAttr(default=None)
+
+    def engine(self, config: GenerationConfig) -> LazyBackend:
+        """The run's engine on ``config.model`` (sampling and labeling of a round share it; another model
+        closes it first)."""
+        if self._engine is not None and self._engine.config != config:
+            self.close_engine()
+        if self._engine is None:
+            self._engine = LazyBackend(config)
+        return self._engine
+
+    def close_engine(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        self.close_engine()
+
+    def get(self) -> FlywheelConfig:
+        names = FlywheelConfig.__dataclass_fields__
+        return FlywheelConfig(**{k: v for k, v in self.__dict__.items() if k in names})
+
+    def models(self) -> Path:
+        return Path(self.models_dir) if self.models_dir else model_cache_dir() / "flywheel"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets.partitions import PARTITIONS
+from assets.partitions import PARTITIONS, ROUNDS
 
 # The policy is not partitioned: it is trained once (cached by config) and serves every partition.
 warm_start_job = dg.define_asset_job("warm_start", dg.AssetSelection.assets("policy_model"),
@@ -14,7 +14,7 @@ warm_start_job = dg.define_asset_job("warm_start", dg.AssetSelection.assets("pol
 refresh_job = dg.define_asset_job(
     name="refresh",
     selection=(dg.AssetSelection.all() - dg.AssetSelection.assets("policy_model")
-               - dg.AssetSelection.groups("prm") - dg.AssetSelection.groups("rl") - dg.AssetSelection.groups("search")),
+               - dg.AssetSelection.groups("prm", "rl", "search", "flywheel")),
     partitions_def=PARTITIONS,
     description="Materialize the whole pipeline for one (day, source) partition.",
 )
@@ -30,3 +30,8 @@ rl_job = dg.define_asset_job("rl", dg.AssetSelection.assets("rl_run"),
 # Test-time search with the latest PRM (the engine pool): see prm.search and benchmarks/search.py.
 search_job = dg.define_asset_job("search", dg.AssetSelection.assets("search_comparison"), description="Best-of-N, "
                                  "majority vote, beam search and DVTS with the latest PRM at equal token budgets.")
+
+# One flywheel round (a partition of ROUNDS): samples, labels, PRM, RL; the blocking checks stop a bad round.
+flywheel_job = dg.define_asset_job("flywheel", dg.AssetSelection.groups("flywheel"), partitions_def=ROUNDS,
+                                   description="One round of the data flywheel: sample the latest policy, label "
+                                   "with its rollouts, retrain the PRM, resume RL with it.")

@@ -1,12 +1,14 @@
-"""The nightly refresh: at 02:00 UTC, materialize today's partition of every registered source."""
+"""The nightly refresh (02:00 UTC, today's partition of every registered source) and the flywheel (04:00 UTC, the
+next round); both stopped until turned on in the UI."""
 
 
 import dagster as dg
 
-from assets.partitions import SOURCES, partition_key
-from pipelines.jobs import refresh_job
+from assets.partitions import ROUNDS, SOURCES, partition_key
+from pipelines.jobs import flywheel_job, refresh_job
 
 NIGHTLY_CRON = "0 2 * * *"  # 02:00 UTC: after midnight, so today's partition exists
+FLYWHEEL_CRON = "0 4 * * *"  # 04:00 UTC: after the nightly refresh
 
 
 @dg.schedule(job=refresh_job, cron_schedule=NIGHTLY_CRON, execution_timezone="UTC",
@@ -18,3 +20,25 @@ def nightly_refresh(context: dg.ScheduleEvaluationContext):
         return dg.SkipReason("no sources registered yet; the inbox sensor registers 'arith' on its first tick")
     return [dg.RunRequest(run_key=f"nightly-{day}-{s}", partition_key=partition_key(day, s),
                           tags={"prm/trigger": "nightly"}) for s in sources]
+
+
+def next_round(rounds: list[str], finished: set[str]) -> str:
+    """The round to run: the first one added but not finished (a failed or killed round resumes), else a new one.
+
+    >>> next_round([], set()), next_round(["0", "1"], {"0"}), next_round(["0", "1"], {"0", "1"})
+    ('0', '1', '2')
+    """
+    pending = [r for r in sorted(rounds, key=int) if r not in finished]
+    return pending[0] if pending else str(len(rounds))
+
+
+@dg.schedule(job=flywheel_job, cron_schedule=FLYWHEEL_CRON, execution_timezone="UTC",
+             description="The flywheel: each night the next round (or the unfinished one) runs end to end.")
+def flywheel_schedule(context: dg.ScheduleEvaluationContext):
+    rounds = list(context.instance.get_dynamic_partitions(ROUNDS.name))
+    finished = context.instance.get_materialized_partitions(dg.AssetKey("flywheel_policy"))
+    k = next_round(rounds, set(finished))
+    if k not in rounds:
+        context.instance.add_dynamic_partitions(ROUNDS.name, [k])
+    day = context.scheduled_execution_time.date().isoformat()
+    return dg.RunRequest(run_key=f"flywheel-{k}-{day}", partition_key=k, tags={"prm/trigger": "flywheel"})

@@ -10,6 +10,7 @@ import duckdb
 
 from prm.datagen.synthetic import policy_written_sql
 from warehouse import connect
+from warehouse.db import source_clause
 
 # Ok solutions with exact truth (generated tasks) and their ordered steps; model-written rows only.
 _SOLUTIONS_SQL = f"""
@@ -23,14 +24,15 @@ ORDER BY so.problem_id, so.sample_idx, so.solution_id
 
 
 def heldout_solutions(con_or_root: duckdb.DuckDBPyConnection | str | Path, split_of: Any,
-                      splits: tuple[str, ...] = ("val", "test"), source: str | None = None) -> dict[str, list[dict]]:
+                      splits: tuple[str, ...] = ("val", "test"),
+                      source: str | tuple[str, ...] | None = None) -> dict[str, list[dict]]:
     """Per split, every gradable solution with exact truth: ``solution_id, problem_id, question, steps,
     first_error, final_answer, is_correct``. ``split_of(problem_id, n_gold_steps)`` names a problem's split
     (e.g. ``prm.training.problem_split`` bound to a config), so every label method is scored on the same
-    problems."""
+    problems. ``source``: one warehouse source, several, or None for every source."""
     con = con_or_root if isinstance(con_or_root, duckdb.DuckDBPyConnection) else connect(con_or_root)
-    source_filter = "" if source is None else "AND p.source = ?"
-    cursor = con.execute(_SOLUTIONS_SQL.format(source_filter=source_filter), [] if source is None else [source])
+    source_filter, params = source_clause(source)
+    cursor = con.execute(_SOLUTIONS_SQL.format(source_filter=source_filter), params)
     names = [d[0] for d in cursor.description]
     rows = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
     steps: dict[str, list[tuple[int, str]]] = defaultdict(list)

@@ -194,8 +194,8 @@ def evaluate_processbench(val: Sequence[ScoredSolution], test: Sequence[ScoredSo
         chosen, chosen_on = choose_threshold(val, grid), "validation"
     else:
         chosen, chosen_on = UNCHOSEN_THRESHOLD, why
-    val_f1 = processbench_f1(*_predictions(val, chosen))
-    preds, truth = _predictions(test, chosen)
+    val_f1 = processbench_f1(*first_error_predictions(val, chosen))
+    preds, truth = first_error_predictions(test, chosen)
     fe_acc, ok_acc = first_error_accuracies(preds, truth)
     n_wrong = sum(fe >= 0 for fe in truth.values())
     return ProcessBenchResult(chosen, chosen_on, val_f1, harmonic_mean(fe_acc, ok_acc), fe_acc, ok_acc,
@@ -212,7 +212,9 @@ def _cannot_choose(val: Sequence[ScoredSolution]) -> str | None:
             "step truth")
 
 
-def _predictions(solutions: Sequence[ScoredSolution], threshold: float) -> tuple[dict[str, int], dict[str, int]]:
+def first_error_predictions(solutions: Sequence[ScoredSolution], threshold: float
+                            ) -> tuple[dict[str, int], dict[str, int]]:
+    """(predicted, true) first wrong step per solution with exact truth, the PRM's step scores cut at ``threshold``."""
     truth = {s.solution_id: s.first_error for s in solutions if s.first_error is not None}
     preds = {s.solution_id: predict_first_error(s.scores, threshold) for s in solutions if s.solution_id in truth}
     return preds, truth

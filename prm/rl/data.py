@@ -108,18 +108,35 @@ def split_pool(pool: Sequence[ArithmeticProblem], config: RLRunConfig
     for ops in config.eval_ops:
         k = min(config.eval_problems, len(by_ops[ops]) - (ops in trained))
         held += by_ops[ops][:max(k, 1)]
-    kept = {p.problem_id for p in held}
+    return held, training_prompts(pool, config, exclude={p.problem_id for p in held})
+
+
+def training_prompts(pool: Sequence[ArithmeticProblem], config: RLRunConfig,
+                     exclude: set[str] | frozenset[str] = frozenset()) -> list[ArithmeticProblem]:
+    """``steps * prompts_per_step`` training prompts from ``pool`` less the ids in ``exclude`` (the held-out
+    problems), ``anchor_share`` of them of ``anchor_ops``, cycling through a pool smaller than that, shuffled
+    by the seed. A difficulty with nothing left to train on is a clear error.
+
+    >>> pool = generate_problems(3, ArithmeticConfig(n_ops=2), seed=0)
+    >>> len(training_prompts(pool, RLRunConfig(train_ops=(2,), anchor_ops=(), anchor_share=0, steps=2,
+    ...                                        batch_size=8, num_generations=4)))
+    4
+    """
+    by_ops: dict[int, list[ArithmeticProblem]] = defaultdict(list)
+    for p in sorted(pool, key=lambda p: stable_id("rl", str(config.seed), p.problem_id)):
+        if p.problem_id not in exclude:
+            by_ops[p.n_ops].append(p)
     n = config.steps * config.prompts_per_step
     n_anchor = round(n * config.anchor_share) if config.anchor_ops else 0
     train: list[ArithmeticProblem] = []
     for group, k in ((config.anchor_ops, n_anchor), (config.train_ops, n - n_anchor)):
-        candidates = [p for ops in group for p in by_ops.get(ops, []) if p.problem_id not in kept]
+        candidates = [p for ops in group for p in by_ops.get(ops, [])]
         if k and not candidates:
             raise ValueError(f"no problems with {list(group)} operations are left for training once "
-                             f"{len(held)} are held out; lower eval_problems or add problems")
+                             f"{len(exclude)} are held out; lower eval_problems or add problems")
         train += [candidates[i % len(candidates)] for i in range(k)] if k else []
     random.Random(config.seed).shuffle(train)
-    return held, train
+    return train
 
 
 def dataset_rows(problems: list[ArithmeticProblem], tokenizer: Any) -> list[dict[str, Any]]:

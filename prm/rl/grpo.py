@@ -40,7 +40,7 @@ from prm.rl.constants import (
     TRL_REWARD_STD,
     VLLM_GPU_SHARE,
 )
-from prm.rl.data import dataset_rows, eval_problems, split_pool, train_problems
+from prm.rl.data import dataset_rows, eval_problems, split_pool, train_problems, training_prompts
 from prm.scoring.config import cuda_bf16
 from prm.tasks.arithmetic import ArithmeticProblem
 from prm.tasks.records import stable_id
@@ -377,9 +377,19 @@ def _progress_callback(progress: Progress | None, arm: str, steps: int) -> Any:
     return Report()
 
 
+def _problems(config: RLRunConfig, problems: Sequence[ArithmeticProblem] | None,
+              held_out: Sequence[ArithmeticProblem] | None) -> tuple[list[ArithmeticProblem], list | None]:
+    """(held-out, training) problems of a run; training None: the generator's (:func:`train_problems`)."""
+    if held_out is not None:
+        if problems is None:
+            raise ValueError("held_out needs problems to train on; pass the training pool as problems")
+        return list(held_out), training_prompts(problems, config, exclude={p.problem_id for p in held_out})
+    return split_pool(problems, config) if problems is not None else (eval_problems(config), None)
+
+
 def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRunConfig, out_dir: str | Path, *,
              before: HeldOut | None = None, problems: Sequence[ArithmeticProblem] | None = None,
-             progress: Progress | None = None) -> ArmResult:
+             held_out: Sequence[ArithmeticProblem] | None = None, progress: Progress | None = None) -> ArmResult:
     """Train the policy in ``policy_dir`` with GRPO under ``arm``'s reward for ``config.steps`` steps and
     measure it on held-out problems before and after. Writes ``<out_dir>/result.json`` and, with
     ``save_policy``, the trained policy under ``<out_dir>/policy``.
@@ -388,6 +398,8 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
     arm starts from the same policy, so :func:`prm.rl.compare_arms` measures it once). ``problems``: the pool
     the held-out and training problems come from (:func:`prm.rl.data.split_pool`, e.g. the warehouse's via
     :func:`prm.rl.data.warehouse_problems`); None draws them from the generator (:func:`prm.rl.data.eval_problems`).
+    ``held_out``: fixed held-out problems (a flywheel measures every round on the same ones); ``problems`` are then
+    all training problems (:func:`prm.rl.data.training_prompts`).
 
     Example (needs a policy and a PRM folder)::
 
@@ -411,7 +423,7 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(policy_dir))
         model = AutoModelForCausalLM.from_pretrained(str(policy_dir)).to(default_device())
-        held, pooled = split_pool(problems, config) if problems is not None else (eval_problems(config), None)
+        held, pooled = _problems(config, problems, held_out)
         rewarder = load_rewarder(prm_dir, RewardConfig())
         if before is None:
             before = evaluate_heldout(model, tokenizer, held, rewarder, config)

@@ -33,6 +33,7 @@ from prm.export.io import atomic_write_text, read_jsonl, write_jsonl
 from prm.training.constants import META_FILE, ROWS_FILE, SOFT_THRESHOLD, SPLITS
 from prm.training.rows import LABEL_KINDS, check_both_classes, check_label, check_rows, class_counts
 from prm.training.splits import stratified_splits
+from warehouse.db import source_clause
 from warehouse.methods import CONSENSUS, LABEL_SOURCES, TRUTH
 
 BALANCES = ("none", "downsample", "weight")
@@ -56,9 +57,15 @@ class TrainingSetConfig:
     test_share: float = 0.2  # share of problems held out; unused with train_max_steps (longer problems are test)
     split_seed: int = 0  # seeds the problem hash and the downsampling
     train_max_steps: int | None = None  # easy-to-hard: train+val on <= n gold steps, test on longer problems
-    source: str | None = None  # only problems of this warehouse source (e.g. "arith"); None = every source
+    # Only problems of this warehouse source (e.g. "arith"), or of these sources (a flywheel window of rounds);
+    # None = every source.
+    source: str | tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.source, list | tuple):  # lists from JSON (TrainingSet.load) or YAML
+            if not self.source:
+                raise ValueError("source=() names no source; pass None for every source")
+            object.__setattr__(self, "source", tuple(self.source))
         known = LABEL_SOURCES
         if self.method not in known:
             raise ValueError(f"method={self.method!r} is not a label method; use one of {list(known)} "
@@ -180,9 +187,8 @@ def _check_method_has_labels(con: duckdb.DuckDBPyConnection, config: TrainingSet
     raise ValueError(f"no step_labels.{column} for method {config.method!r}{hint}")
 
 
-def _query(config: TrainingSetConfig) -> str:
+def _query(config: TrainingSetConfig, source: str) -> str:
     hard, soft, join = _label_columns(config.method)
-    source = "AND p.source = $source" if config.source is not None else ""
     return f"""
 SELECT s.solution_id, s.problem_id, p.question, p.n_gold_steps, s.step_idx, s.text, {hard} AS hard, {soft} AS soft
 FROM steps s
@@ -210,9 +216,8 @@ def build_training_set(con_or_root: duckdb.DuckDBPyConnection | str | Path,
     params: dict[str, Any] = {}
     if config.method != TRUTH:
         params["method"] = config.method
-    if config.source is not None:
-        params["source"] = config.source
-    records = con.execute(_query(config), params).fetchall()
+    source, source_params = source_clause(config.source)
+    records = con.execute(_query(config, source), {**params, **source_params}).fetchall()
     splits = stratified_splits(con, config)
     consensus: set[str] | None = None
     if config.consensus_only:

@@ -22,6 +22,7 @@ import duckdb
 
 from prm.datagen.synthetic import policy_written_sql
 from prm.training.constants import SPLITS
+from warehouse.db import source_clause
 
 if TYPE_CHECKING:
     from prm.training.data import TrainingSetConfig
@@ -115,10 +116,9 @@ def stratify(problems: list[Mapping[str, Any]], config: TrainingSetConfig) -> Pr
 
 
 def stratified_splits(con: duckdb.DuckDBPyConnection, config: TrainingSetConfig) -> ProblemSplits:
-    """:func:`stratify` over the problems of ``config.source`` (every source when None) in the warehouse."""
-    source_filter = "" if config.source is None else "AND p.source = ?"
-    cursor = con.execute(_OUTCOMES_SQL.format(source_filter=source_filter),
-                         [] if config.source is None else [config.source])
+    """:func:`stratify` over the problems of ``config.source`` (one, several, or every source) in the warehouse."""
+    source_filter, params = source_clause(config.source)
+    cursor = con.execute(_OUTCOMES_SQL.format(source_filter=source_filter), params)
     names = [d[0] for d in cursor.description]
     return stratify([dict(zip(names, values, strict=True)) for values in cursor.fetchall()], config)
 

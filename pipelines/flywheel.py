@@ -1,0 +1,57 @@
+"""``python -m pipelines.flywheel --rounds 2``: run the next flywheel rounds in-process, each a partition of the
+``flywheel`` job, into the project's DAGSTER_HOME (so they show in ``make ui``), then print the registry's lineage.
+
+Each call continues where the last stopped: an unfinished round resumes, a finished one is not run again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import dagster as dg
+
+from assets.partitions import ROUNDS
+from pipelines.demo import _execute, _say
+from pipelines.instance import ensure_dagster_home
+from pipelines.schedules import next_round
+from warehouse import Warehouse, connect
+
+LINEAGE_SQL = ("SELECT name, kind, round, version, parent_version, training_tables_json, metrics_json FROM models "
+               "WHERE source LIKE 'flywheel-r%' ORDER BY created_at")
+
+
+def run(rounds: int, run_config: dict | None = None) -> list[dg.ExecuteInProcessResult]:
+    """Run ``rounds`` more rounds (or the unfinished one first); stops at the first that fails."""
+    ensure_dagster_home()
+    from pipelines.definitions import defs  # after DAGSTER_HOME is set
+
+    instance = dg.DagsterInstance.get()
+    results = []
+    for _ in range(rounds):
+        existing = list(instance.get_dynamic_partitions(ROUNDS.name))
+        k = next_round(existing, set(instance.get_materialized_partitions(dg.AssetKey("flywheel_policy"))))
+        if k not in existing:
+            instance.add_dynamic_partitions(ROUNDS.name, [k])
+        _say(f"flywheel round {k}")
+        result = _execute(defs.resolve_job_def("flywheel"), instance, partition_key=k, run_config=run_config or {})
+        results.append(result)
+        if not result.success:
+            break
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=1, help="rounds to run now")
+    p.add_argument("--config", default=None, help="a JSON run config, e.g. resources.flywheel.config overrides")
+    args = p.parse_args(argv)
+    results = run(args.rounds, json.loads(args.config) if args.config else None)
+    for name, kind, k, version, parent, *_ in connect(Warehouse().root).execute(LINEAGE_SQL).fetchall():
+        print(f"{kind:6} {name:22} round {k}  {version}  <- {parent}")
+    return 0 if results and all(r.success for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""The flywheel's per-round table and plot: held-out policy accuracy per round next to one long RL run, and the
+retrained PRM's F1 next to round 0's left stale, both on each round's own samples.
+
+Figures use :class:`matplotlib.figure.Figure` on the Agg canvas, never ``pyplot``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from prm.evaluation.plots import save_png
+from prm.format.markdown import markdown_table
+
+COLUMNS = ("round", "policy_acc", "policy_acc_ci", "step_err", "prm_f1_fresh", "prm_f1_stale", "f1_fresh_minus_stale",
+           "f1_fresh_minus_stale_ci", "rollouts", "steps_per_completion", "chars_per_completion")
+
+
+def rounds_markdown(rounds: Sequence[Mapping[str, Any]]) -> str:
+    """One row per round (the benchmark's ``rounds`` entries)."""
+    return markdown_table([{c: r.get(c) for c in COLUMNS} for r in rounds], list(COLUMNS))
+
+
+def _err(value: float, ci: Sequence[float] | None) -> tuple[float, float]:
+    if not ci or ci[0] is None:
+        return 0.0, 0.0
+    return max(0.0, value - ci[0]), max(0.0, ci[1] - value)
+
+
+def plot_rounds(rounds: Sequence[Mapping[str, Any]], single: Mapping[str, Any] | None,
+                path: str | os.PathLike[str]) -> Path:
+    """Two panels: held-out accuracy of the policy at the end of each round (95% intervals over problems) with
+    the single long run's final accuracy; and per round the retrained PRM's F1 vs round 0's stale PRM's."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 4.2))
+    FigureCanvasAgg(fig)
+    left, right = fig.subplots(1, 2)
+    ks = [r["round"] for r in rounds]
+    start = rounds[0]["policy_acc_before"] if rounds else None
+    xs = [-1, *ks] if start is not None else ks
+    ys = [start, *[r["policy_acc"] for r in rounds]] if start is not None else [r["policy_acc"] for r in rounds]
+    errs = [(0.0, 0.0)] * (start is not None) + [_err(r["policy_acc"], r.get("policy_acc_ci")) for r in rounds]
+    left.errorbar(xs, ys, yerr=list(zip(*errs, strict=True)) if errs else None, marker="o", capsize=3,
+                  label="flywheel (PRM retrained each round)")
+    if single:
+        lo, hi = _err(single["policy_acc"], single.get("policy_acc_ci"))
+        left.errorbar([ks[-1] + 0.15], [single["policy_acc"]], yerr=[[lo], [hi]], marker="s", capsize=3,
+                      color="C3", label="one long run, round-0 PRM, same RL steps")
+    left.set_xticks(xs, ["start" if x < 0 else str(x) for x in xs])
+    left.set_xlabel("end of round")
+    left.set_title("policy: held-out answer accuracy (95% CI)", fontsize="medium")
+    left.grid(alpha=0.3)
+    left.legend(fontsize="small")
+    right.plot(ks, [r["prm_f1_fresh"] for r in rounds], marker="o", label="retrained PRM (fresh)")
+    right.plot(ks, [r["prm_f1_stale"] for r in rounds], marker="s", label="round-0 PRM (stale)")
+    right.set_xticks(ks, [str(k) for k in ks])
+    right.set_xlabel("round (its own policy's held-out samples)")
+    right.set_title("PRM ProcessBench F1 on the round's samples", fontsize="medium")
+    right.set_ylim(0, 1)
+    right.grid(alpha=0.3)
+    right.legend(fontsize="small")
+    fig.tight_layout()
+    return save_png(fig, path)
