@@ -2,6 +2,8 @@
 
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 
+from pathlib import Path
+
 import dagster as dg
 
 from assets.metadata import histogram, md_table
@@ -13,10 +15,11 @@ from prm.datagen.rollouts import mc_by_step
 from prm.datagen.solutions import accuracy_by_gold_steps, sampling_key
 from prm.datagen.synthetic import synthetic_solution_rows
 from prm.generation.constants import SOLUTION_MAX_TOKENS
-from prm.models import model_cache_dir, prompter_for, resolve_model
+from prm.models import model_cache_dir, prompter_for, resolve_model, weights_digest
 from prm.models.constants import ARITH_POLICY_NAME
 from prm.policy import PolicyTrainConfig, build_policy, read_card
-from warehouse import Warehouse
+from warehouse import Warehouse, today
+from warehouse.model_registry import ModelEntry, register_models
 
 
 class PolicyConfig(dg.Config):
@@ -35,7 +38,8 @@ class PolicyConfig(dg.Config):
 @dg.asset(group_name="generation", kinds={"pytorch", "transformers"},
           description="The default policy: a tiny char-level Llama warm-started on gold arithmetic demonstrations "
           "(shipped checkpoint, or a local rebuild).")
-def policy_model(context: dg.AssetExecutionContext, config: PolicyConfig) -> dg.MaterializeResult:
+def policy_model(context: dg.AssetExecutionContext, config: PolicyConfig,
+                 warehouse: WarehouseResource) -> dg.MaterializeResult:
     if config.rebuild or config.overrides():
         out = model_cache_dir() / ARITH_POLICY_NAME
         context.log.info(f"training the policy into {out} (stops on max_steps or the quality rule)")
@@ -43,13 +47,27 @@ def policy_model(context: dg.AssetExecutionContext, config: PolicyConfig) -> dg.
     path = resolve_model(ARITH_POLICY_NAME)  # verifies the weights against the card's digests
     card = read_card(path) or {}
     context.log.info(f"policy at {path}")
+    entry = _policy_entry(path, card)
+    register_models(warehouse.get(), [entry], source="policy", day=today(), run_id=context.run_id,
+                    writer="policy_model")
     return dg.MaterializeResult(metadata={
         "path": dg.MetadataValue.path(str(path)),
+        "version": entry.version,
         "train_steps": int(card.get("train_steps", 0)),
         "stopped_by": str(card.get("stopped_by", "")),
         "config_hash": card.get("config_hash", ""),
         "accuracy_by_steps": dg.MetadataValue.md(card.get("eval_markdown", "_no evaluation in the card_")),
     })
+
+
+def _policy_entry(path: Path, card: dict) -> ModelEntry:
+    """The registry entry of the policy: trained from scratch on generated problems, so no parent and no
+    warehouse tables; its card's config (and hash) is how it was trained, held-out accuracy its metrics."""
+    overall = next((r for r in (card.get("eval") or {}).get("rows", []) if r.get("n_ops") == 0), {})
+    metrics = {k: overall[k] for k in ("answer_accuracy", "step_error_rate") if isinstance(overall.get(k), float)}
+    training = {k: card[k] for k in ("config_hash", "config", "train_steps", "stopped_by") if k in card}
+    return ModelEntry(name=ARITH_POLICY_NAME, version=weights_digest(path), kind="policy", uri=str(path),
+                      training=training, metrics=metrics)
 
 
 class SolutionsConfig(dg.Config):

@@ -1,7 +1,9 @@
 """PRM assets: the training set from the warehouse, the PRM, its evaluation, and the label-source comparison."""
 
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
+import math
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 import dagster as dg
@@ -18,11 +20,13 @@ from prm.experiments.label_sources import (
     comparison_markdown,
     comparison_table,
 )
+from prm.models import weights_digest
 from prm.training import PRMTrainConfig, TrainingSet, TrainingSetConfig, build_training_set, stratified_splits
 from prm.training.artifacts import PRMArtifacts
 from prm.training.trainer import read_prm_card
 from warehouse import connect, today
 from warehouse.methods import COMPARED_METHODS
+from warehouse.model_registry import ModelEntry, register_models
 
 LABEL_ASSETS = ["mc_labels", "omegaprm_labels", "progress_labels", "consensus_labels"]
 
@@ -102,16 +106,33 @@ def prm_training_set(context: dg.AssetExecutionContext, config: PRMDataConfig,
 
 @dg.asset(group_name="prm", kinds={"pytorch", "transformers"}, pool="engine", deps=["prm_training_set"],
           description="A PRM: the policy's backbone with a two-class head read at each step tag.")
-def prm_model(context: dg.AssetExecutionContext, config: PRMTrainAssetConfig) -> dg.MaterializeResult:
+def prm_model(context: dg.AssetExecutionContext, config: PRMTrainAssetConfig,
+              warehouse: WarehouseResource) -> dg.MaterializeResult:
     from prm.training import train_prm
 
     ts = TrainingSet.load(PRMArtifacts.default().training_set)
     folder = train_prm(ts, PRMArtifacts.default().model, config.to_library(ts.config.label_kind))
     card = read_prm_card(folder)
     context.log.info(f"PRM at {folder}")
-    final = {k: v for k, v in (card.get("final_metrics") or {}).items() if isinstance(v, int | float)}
+    final = {k: v for k, v in (card.get("final_metrics") or {}).items()
+             if isinstance(v, int | float) and not isinstance(v, bool)}
+    # The registry names the table versions the training set read: connect(root, versions=...) rebuilds it.
+    base = str(card.get("base_model_version") or "")
+    entry = ModelEntry(name=f"prm-{ts.config.method}", version=weights_digest(folder), kind="prm", uri=str(folder),
+                       parent_version=base.rpartition("@")[2] if "@" in base else None,  # the backbone's policy
+                       training_tables={t: v for t, v in ts.warehouse_versions.items() if v is not None},
+                       training={**asdict(ts.config), "base_model": card.get("base_model"),
+                                 "max_steps": config.max_steps},
+                       metrics={k: v for k, v in final.items() if math.isfinite(v)})
+    register_models(warehouse.get(), [entry], source=_partition_source(ts.config.source), day=today(),
+                    run_id=context.run_id, writer="prm_model")
     return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(str(folder)),
-                                          "label_method": ts.config.method, **final})
+                                          "label_method": ts.config.method, "version": entry.version, **final})
+
+
+def _partition_source(source: str | tuple[str, ...] | None) -> str:
+    """The registry partition of a model trained on ``source``: that source, "all" for every source or several."""
+    return source if isinstance(source, str) else "all"
 
 
 def _heldout(config: TrainingSetConfig, warehouse: WarehouseResource) -> dict:

@@ -21,3 +21,7 @@ LOCK_DIR = ".locks"
 # Vacuum keeps files removed less than this long ago, so readers of recent versions (time travel, a
 # long query) still find them. Delta's own default.
 VACUUM_RETENTION_HOURS = 168
+
+# The model_lineage view follows parent_version at most this many generations: far beyond any flywheel (one
+# generation per round), and it bounds the recursion should a foreign writer store a chain without end.
+MAX_LINEAGE_DEPTH = 1000

@@ -10,6 +10,7 @@ import duckdb
 from warehouse.delta import open_table
 from warehouse.location import normalize, table_uri
 from warehouse.methods import method_names
+from warehouse.model_views import VIEWS as MODEL_VIEWS
 from warehouse.schemas import TABLES
 from warehouse.version import check_version
 
@@ -47,6 +48,8 @@ SELECT method, count(*) AS n_labels, count(DISTINCT solution_id) AS n_solutions,
   avg(CASE WHEN hard_label THEN 1.0 ELSE 0.0 END) AS share_positive,
   sum(cost_rollouts) AS rollouts, sum(cost_tokens) AS tokens
 FROM step_labels GROUP BY method ORDER BY method""",
+    # Each model with every ancestor it was warm-started from (warehouse/model_views.py).
+    **MODEL_VIEWS,
 }
 
 

@@ -171,6 +171,21 @@ RL_METRICS = _schema(
     pa.field("value", pa.float64(), nullable=False),
 )
 
+# The model registry (warehouse/model_registry.py): one row per registration of a model's weights. The same
+# weights registered by two stages (the policy_model asset and a flywheel's start) are two rows; readers take
+# the newest registration of a version.
+MODELS = _schema(
+    pa.field("name", pa.string(), nullable=False),  # e.g. "arith-policy", "flywheel-prm-r2"
+    pa.field("version", pa.string(), nullable=False),  # 12 hex: the weights digest (prm.models.weights_digest)
+    pa.field("kind", pa.string(), nullable=False),  # policy | prm
+    pa.field("parent_version", pa.string()),  # the model it was warm-started or resumed from; null = none
+    pa.field("round", pa.int32()),  # flywheel round; null outside the flywheel
+    pa.field("training_tables_json", pa.string(), nullable=False),  # {table: Delta version} its training set read
+    pa.field("training_json", pa.string()),  # the training config: label method, sources, steps...
+    pa.field("metrics_json", pa.string()),  # headline metrics {name: number}
+    pa.field("uri", pa.string(), nullable=False),  # folder or URI of the weights
+)
+
 TABLES: dict[str, pa.Schema] = {
     "problems": PROBLEMS,
     "solutions": SOLUTIONS,
@@ -183,6 +198,7 @@ TABLES: dict[str, pa.Schema] = {
     "step_scores": STEP_SCORES,
     "prm_evaluations": PRM_EVALUATIONS,
     "rl_metrics": RL_METRICS,
+    "models": MODELS,
 }
 
 # Columns that identify a row; a table must not hold two rows with the same key.
@@ -198,6 +214,8 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "step_scores": ("model", "solution_id", "step_idx"),
     "prm_evaluations": ("run_id", "experiment", "model", "split", "metric"),
     "rl_metrics": ("run_id", "arm", "step", "metric"),
+    # A registration: re-registering in the same partition replaces it (one writer), in another adds a row.
+    "models": ("source", "day", "run_id", "kind", "version"),
 }
 
 
@@ -224,6 +242,7 @@ _SHARE = Allowed(low=0, high=1)  # probabilities, accuracies and agreement rates
 SOLUTION_STATUSES: tuple[str, ...] = ("ok", "error")
 LABEL_STATUSES: tuple[str, ...] = ("labeled", "by_convention", "unverifiable")
 VERDICT_STATUSES: tuple[str, ...] = ("correct", "incorrect", "unverifiable")
+MODEL_KINDS: tuple[str, ...] = ("policy", "prm")  # what a models row registers
 
 VALUE_RULES: dict[str, dict[str, Allowed]] = {
     "problems": {"n_gold_steps": _INDEX},
@@ -245,6 +264,7 @@ VALUE_RULES: dict[str, dict[str, Allowed]] = {
     "step_scores": {"step_idx": _INDEX, "score": _SHARE},
     "prm_evaluations": {"n": _INDEX},
     "rl_metrics": {"step": _INDEX},
+    "models": {"kind": Allowed(one_of=MODEL_KINDS), "round": _INDEX},
 }
 
 

@@ -93,7 +93,7 @@ class Warehouse:
     >>> import tempfile
     >>> wh = Warehouse(tempfile.mkdtemp())
     >>> wh.tables()[:4]
-    ['judgments', 'label_audit', 'prm_evaluations', 'problems']
+    ['judgments', 'label_audit', 'models', 'prm_evaluations']
     """
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:

@@ -1,7 +1,7 @@
 """Model registry: resolve names to loadable folders (building local ones once), tokenizers and prompters by name."""
 
 from prm.models.cache import model_cache_dir
-from prm.models.registry import REGISTERED_MODELS, model_version, resolve_model
+from prm.models.registry import REGISTERED_MODELS, model_version, resolve_model, weights_digest
 from prm.models.tokenizers import load_tokenizer, prompter_for
 
 __all__ = [
@@ -11,4 +11,5 @@ __all__ = [
     "model_version",
     "prompter_for",
     "resolve_model",
+    "weights_digest",
 ]

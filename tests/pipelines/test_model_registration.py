@@ -1,0 +1,61 @@
+"""policy_model and prm_model register what they built in the warehouse's model registry: one entry per
+asset, replaced when it re-materializes, naming the table versions the PRM's training set read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from assets.generation import policy_model
+from assets.prm import prm_model
+from assets.resources import WarehouseResource
+from prm.models import resolve_model, weights_digest
+from prm.models.constants import ARITH_POLICY_NAME, MODEL_CACHE_ENV
+from prm.training import TrainingSetConfig, build_training_set
+from prm.training.artifacts import PRMArtifacts
+from tests.prm.training.conftest import TINY_CONTEXT, fill_warehouse
+from tests.tiny_models import TinyModels
+from warehouse import Warehouse
+from warehouse.model_registry import latest_model, lineage
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty model cache: arith-policy resolves to the shipped checkpoint, the PRM trains in here."""
+    monkeypatch.setenv(MODEL_CACHE_ENV, str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_policy_model_registers_the_policy_once_however_often_it_materializes(cache: Path, tmp_path: Path):
+    resource = WarehouseResource(data_root=str(tmp_path / "warehouse"))
+    for _ in range(2):
+        assert dg.materialize([policy_model], resources={"warehouse": resource}).success
+    wh = Warehouse(tmp_path / "warehouse")
+    rows = wh.read("models").to_pylist()
+    shipped = Path(resolve_model(ARITH_POLICY_NAME))
+    assert [(r["kind"], r["version"], r["source"], r["uri"]) for r in rows] == [
+        ("policy", weights_digest(shipped), "policy", str(shipped))]
+    entry = latest_model(wh.root, "policy")
+    assert entry.training["config_hash"] and 0 <= entry.metrics["answer_accuracy"] <= 1
+    assert wh.version("models") == 1  # one commit per materialization
+
+
+def test_prm_model_registers_the_prm_with_the_versions_of_its_training_set(cache: Path, tmp_path: Path,
+                                                                          tiny_models: TinyModels):
+    wh = fill_warehouse(Warehouse(tmp_path / "warehouse"))
+    ts = build_training_set(wh.root, TrainingSetConfig(method="mc"))
+    ts.save(PRMArtifacts.default().training_set)
+    base = tiny_models.lm(TINY_CONTEXT)
+    result = dg.materialize([prm_model], resources={"warehouse": WarehouseResource(data_root=str(wh.root))},
+                            run_config={"ops": {"prm_model": {"config": {
+                                "base_model": str(base), "max_steps": 2, "batch_size": 4}}}})
+    assert result.success
+    entry = latest_model(wh.root, "prm")
+    folder = PRMArtifacts.default().model
+    assert (entry.version, entry.uri, entry.name) == (weights_digest(folder), str(folder), "prm-mc")
+    assert entry.training_tables == {t: v for t, v in ts.warehouse_versions.items() if v is not None}
+    assert entry.training["method"] == "mc" and entry.parent_version == weights_digest(base)
+    assert [m.version for m in lineage(wh.root, entry.version)] == [entry.version]  # the base is not registered
+    assert result.asset_materializations_for_node("prm_model")[0].metadata["version"].value == entry.version

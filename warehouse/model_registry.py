@@ -1,0 +1,203 @@
+"""The model registry: which weights were built from which data, as rows of the warehouse's ``models`` table.
+
+A :class:`ModelEntry` names a model's weights by their digest (``prm.models.weights_digest``), the model it was
+warm-started from (``parent_version``), and the Delta version of every table its training set read, so
+``connect(root, versions=entry.training_tables)`` reads that training data again. :func:`lineage` follows
+``parent_version`` back through the ``model_lineage`` view, the same SQL ``prm-warehouse sql`` runs.
+
+>>> import tempfile
+>>> wh = Warehouse(tempfile.mkdtemp())
+>>> base = ModelEntry(name="arith-policy", version="0123456789ab", kind="policy", uri="/models/arith-policy")
+>>> prm = ModelEntry(name="prm", version="abcdef012345", kind="prm", uri="/models/prm",
+...                  parent_version=base.version, training_tables={"steps": 3, "step_labels": 5})
+>>> register_models(wh, [base, prm], source="arith", day="2026-11-24", run_id="r1", writer="doc").rows
+2
+>>> [m.name for m in lineage(wh.root, prm.version)]
+['prm', 'arith-policy']
+>>> latest_model(wh.root, "prm") == prm
+True
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from warehouse.db import connect
+from warehouse.model_views import ENTRY_COLUMNS, NEWEST_FIRST
+from warehouse.schemas import MODEL_KINDS, TABLES
+from warehouse.store import Warehouse, WriteResult
+
+TABLE = "models"
+_DIGEST = re.compile(r"^[0-9a-f]{12}$")  # prm.models.weights_digest: the first 12 hex of a SHA-1
+
+Source = str | os.PathLike[str] | duckdb.DuckDBPyConnection
+
+
+def _check_digest(value: object, what: str) -> None:
+    if isinstance(value, str) and _DIGEST.match(value):
+        return
+    hint = ""
+    if isinstance(value, str) and "@" in value:
+        hint = f"; pass the part after '@' of the model_version ({value.rpartition('@')[2]!r})"
+    raise ValueError(f"{what}={value!r} is not a weights digest: 12 lowercase hex characters, as "
+                     f"prm.models.weights_digest(folder) returns{hint}")
+
+
+def _json(value: Mapping[str, Any], what: str) -> str:
+    try:
+        return json.dumps(dict(value), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} is not JSON-serializable ({exc}); pass strings, numbers, lists and dicts") from None
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One model in the registry: a row of the ``models`` table."""
+
+    name: str  # e.g. "arith-policy", "flywheel-prm-r2"
+    version: str  # 12 lowercase hex: prm.models.weights_digest of the weights folder
+    kind: str  # one of warehouse.schemas.MODEL_KINDS: "policy" | "prm"
+    uri: str  # folder or URI of the weights
+    parent_version: str | None = None  # the model it was warm-started or resumed from; None = from scratch
+    round: int | None = None  # flywheel round; None outside the flywheel
+    # table -> Delta version its training set read ({} when it read none, e.g. a shipped checkpoint)
+    training_tables: Mapping[str, int | None] = field(default_factory=dict, hash=False)
+    training: Mapping[str, Any] = field(default_factory=dict, hash=False)  # the training config, JSON-able
+    metrics: Mapping[str, float] = field(default_factory=dict, hash=False)  # headline metrics, finite numbers
+
+    def __post_init__(self) -> None:
+        for what in ("name", "uri"):
+            value = getattr(self, what)
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"{what}={value!r}: a model entry needs a non-empty {what}")
+        if self.kind not in MODEL_KINDS:
+            raise ValueError(f"kind={self.kind!r} is not a model kind; use one of {list(MODEL_KINDS)}")
+        _check_digest(self.version, "version")
+        if self.parent_version is not None:
+            _check_digest(self.parent_version, "parent_version")
+            if self.parent_version == self.version:
+                raise ValueError(f"parent_version={self.parent_version!r} is the model's own version: a model "
+                                 "cannot be warm-started from itself; pass its actual parent or None")
+        if self.round is not None and (isinstance(self.round, bool) or not isinstance(self.round, int)
+                                       or self.round < 0):
+            raise ValueError(f"round={self.round!r} is not a flywheel round (an int >= 0); pass None outside "
+                             "the flywheel")
+        unknown = sorted(set(self.training_tables) - set(TABLES))
+        if unknown:
+            raise ValueError(f"training_tables names {unknown}, which are not warehouse tables; use table names "
+                             f"of {sorted(TABLES)} (e.g. TrainingSet.warehouse_versions)")
+        bad = {t: v for t, v in self.training_tables.items()
+               if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0)}
+        if bad:
+            raise ValueError(f"training_tables {bad}: a table version is an int >= 0 (or None)")
+        bad_metrics = {k: v for k, v in self.metrics.items()
+                       if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v)}
+        if bad_metrics:
+            raise ValueError(f"metrics {bad_metrics} are not finite numbers; keep only numeric headline metrics")
+        # Copies: the entry is frozen, so a caller's later change to its dict must not reach it.
+        object.__setattr__(self, "training_tables", dict(self.training_tables))
+        object.__setattr__(self, "metrics", {str(k): float(v) for k, v in self.metrics.items()})
+        object.__setattr__(self, "training", json.loads(_json(self.training, "training")))
+
+    def to_row(self) -> dict[str, Any]:
+        """The entry as a ``models`` row (without the partition and provenance columns the write adds)."""
+        return {
+            "name": self.name, "version": self.version, "kind": self.kind, "parent_version": self.parent_version,
+            "round": self.round, "training_tables_json": _json(self.training_tables, "training_tables"),
+            "training_json": _json(self.training, "training") if self.training else None,
+            "metrics_json": _json(self.metrics, "metrics") if self.metrics else None, "uri": self.uri,
+        }
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> ModelEntry:
+        """The entry of a ``models`` (or ``model_lineage``) row; other columns are ignored."""
+
+        def parsed(column: str) -> dict[str, Any]:
+            text = row.get(column)
+            if text is None:
+                return {}
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"models.{column} of version {row.get('version')!r} is not JSON ({exc})") from None
+            if not isinstance(value, dict):
+                raise ValueError(f"models.{column} of version {row.get('version')!r} is {value!r}, not an object")
+            return value
+
+        return cls(name=row["name"], version=row["version"], kind=row["kind"], uri=row["uri"],
+                   parent_version=row.get("parent_version"), round=row.get("round"),
+                   training_tables=parsed("training_tables_json"), training=parsed("training_json"),
+                   metrics=parsed("metrics_json"))
+
+
+def register_models(wh: Warehouse, entries: Sequence[ModelEntry], *, source: str, day: str, run_id: str,
+                    writer: str) -> WriteResult:
+    """Register ``entries`` in partition (source, day) as one Delta commit that replaces ``writer``'s earlier
+    entries there, so re-materializing the asset that built them leaves exactly its new entries (an empty
+    ``entries`` removes them). Later entries of the list count as newer for :func:`latest_model`."""
+    seen: set[tuple[str, str]] = set()
+    for entry in entries:
+        if not isinstance(entry, ModelEntry):
+            raise TypeError(f"register_models takes ModelEntry objects, got {type(entry).__name__}")
+        key = (entry.kind, entry.version)
+        if key in seen:
+            raise ValueError(f"{entry.kind} {entry.version} is listed twice; register each model once per call")
+        seen.add(key)
+    # One microsecond apart in list order: "newest" is well defined within one commit too.
+    now = dt.datetime.now(dt.UTC)
+    rows = [{**e.to_row(), "created_at": now + dt.timedelta(microseconds=i)} for i, e in enumerate(entries)]
+    return wh.write(TABLE, rows, source=source, day=day, run_id=run_id, writer=writer, replace=True)
+
+
+def _connection(root_or_con: Source) -> duckdb.DuckDBPyConnection:
+    if isinstance(root_or_con, duckdb.DuckDBPyConnection):
+        return root_or_con
+    return connect(root_or_con)
+
+
+def _entries(cursor: duckdb.DuckDBPyConnection) -> list[ModelEntry]:
+    names = [d[0] for d in cursor.description]
+    return [ModelEntry.from_row(dict(zip(names, values, strict=True))) for values in cursor.fetchall()]
+
+
+def latest_model(root_or_con: Source, kind: str, *, source: str | None = None,
+                 name: str | None = None) -> ModelEntry | None:
+    """The newest registered model of ``kind`` (of that partition ``source`` and ``name`` when given); None when
+    there is none. Newest: the latest ``created_at``; ties go to the later day, source and run id."""
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"kind={kind!r} is not a model kind; use one of {list(MODEL_KINDS)}")
+    where, params = ["kind = $kind"], {"kind": kind}
+    for column, value in (("source", source), ("name", name)):
+        if value is not None:
+            where.append(f"{column} = ${column}")
+            params[column] = value
+    cursor = _connection(root_or_con).execute(
+        f"SELECT {', '.join(ENTRY_COLUMNS)} FROM {TABLE} WHERE {' AND '.join(where)} "
+        f"ORDER BY {NEWEST_FIRST} LIMIT 1", params)
+    found = _entries(cursor)
+    return found[0] if found else None
+
+
+def lineage(root_or_con: Source, version: str) -> list[ModelEntry]:
+    """The model registered as ``version`` and each registered ancestor along ``parent_version``, newest first
+    (the ``model_lineage`` view). Empty when ``version`` is not registered; the chain ends at the first parent
+    that is not registered (the last entry's ``parent_version`` names it)."""
+    _check_digest(version, "version")
+    columns = ", ".join("ancestor_version AS version" if c == "version" else c for c in ENTRY_COLUMNS)
+    cursor = _connection(root_or_con).execute(
+        f"SELECT {columns} FROM (SELECT * FROM model_lineage WHERE version = $version) "
+        "WHERE name IS NOT NULL ORDER BY depth",
+        {"version": version})
+    return _entries(cursor)
+
+
+__all__ = ["ModelEntry", "latest_model", "lineage", "register_models"]
