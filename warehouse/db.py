@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import duckdb
 
@@ -93,6 +93,21 @@ def connect(root: str | os.PathLike[str], database: str = ":memory:",
 def snapshot_versions(con: duckdb.DuckDBPyConnection) -> dict[str, int | None]:
     """The table versions a :func:`connect` connection reads (None: the table was never written)."""
     return dict(con.execute("SELECT table_name, version FROM warehouse_versions ORDER BY 1").fetchall())
+
+
+def source_clause(source: str | Sequence[str] | None, column: str = "p.source") -> tuple[str, dict[str, str]]:
+    """An ``AND <column> IN (...)`` filter with named parameters for one source or several; none for every source.
+
+    >>> source_clause(("flywheel-r0", "flywheel-r1"))
+    ('AND p.source IN ($source_0, $source_1)', {'source_0': 'flywheel-r0', 'source_1': 'flywheel-r1'})
+    >>> source_clause(None)
+    ('', {})
+    """
+    names = [source] if isinstance(source, str) else list(source or ())
+    params = {f"source_{i}": name for i, name in enumerate(names)}
+    if not params:
+        return "", {}
+    return f"AND {column} IN ({', '.join('$' + key for key in params)})", params
 
 
 def view_names() -> list[str]:
