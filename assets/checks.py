@@ -4,7 +4,7 @@
 import dagster as dg
 
 from assets.check_factories import orphan_check, result, table_checks
-from assets.flywheel import FLYWHEEL_CHECKS, flywheel_policy
+from assets.flywheel import FLYWHEEL_CHECKS, flywheel_labels, flywheel_policy, flywheel_samples
 from assets.generation import policy_model, rollouts, solutions
 from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_labels
 from assets.prm import label_source_comparison, prm_evaluation, prm_model, prm_training_set
@@ -206,4 +206,6 @@ CHECKS += [prm_splits_disjoint, prm_both_classes, prm_beats_constant_baseline, p
            *table_checks(prm_evaluation, "prm_evaluations"), *table_checks(prm_evaluation, "step_scores"),
            *table_checks(label_source_comparison, "prm_evaluations")]
 CHECKS += [*table_checks(rl_run, "rl_metrics"), rl_arms_complete, rl_improves_some_arm, search_comparison_complete]
-CHECKS += [*FLYWHEEL_CHECKS, *table_checks(flywheel_policy, "models")]
+CHECKS += [*FLYWHEEL_CHECKS, *table_checks(flywheel_samples, "solutions"),
+           *table_checks(flywheel_labels, "step_labels"), label_range_check(flywheel_labels),
+           *table_checks(flywheel_policy, "models")]

@@ -168,7 +168,7 @@ def _verdict(found: tuple[int, dict] | None, judge, severity=dg.AssetCheckSeveri
     if found is None:
         return dg.AssetCheckResult(passed=False, severity=severity, description="no registered round to check")
     k, metrics = found
-    verdict = judge(metrics)
+    verdict = judge(k, metrics)
     return dg.AssetCheckResult(passed=verdict.passed, severity=severity, description=f"round {k}: "
                                f"{verdict.description}", metadata={"round": k})
 
@@ -178,7 +178,7 @@ def _verdict(found: tuple[int, dict] | None, judge, severity=dg.AssetCheckSeveri
 def flywheel_prm_no_worse(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource,
                           flywheel: FlywheelResource) -> dg.AssetCheckResult:
     found = _entry_metrics(context, flywheel_prm, "prm", warehouse.get().root)
-    return _verdict(found, lambda m: prm_no_worse(m, flywheel.prm_tolerance))
+    return _verdict(found, lambda k, m: prm_no_worse(k, m, flywheel.prm_tolerance))
 
 
 @dg.asset_check(asset=flywheel_policy, blocking=True, description="The policy's held-out accuracy did not collapse "
@@ -186,7 +186,7 @@ def flywheel_prm_no_worse(context: dg.AssetCheckExecutionContext, warehouse: War
 def flywheel_policy_holds(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource,
                           flywheel: FlywheelResource) -> dg.AssetCheckResult:
     found = _entry_metrics(context, flywheel_policy, "policy", warehouse.get().root)
-    return _verdict(found, lambda m: policy_holds(m, flywheel.collapse_tolerance))
+    return _verdict(found, lambda k, m: policy_holds(m, flywheel.collapse_tolerance))
 
 
 @dg.asset_check(asset=flywheel_policy, description="Hacking signals: steps and characters per completion stay "
@@ -197,7 +197,7 @@ def flywheel_hacking_band(context: dg.AssetCheckExecutionContext, warehouse: War
     found = _entry_metrics(context, flywheel_policy, "policy", root)
     start = latest_model(root, "policy", source=round_source(0), name=policy_name(0))
     reference = dict(start.metrics) if start else {}
-    return _verdict(found, lambda m: hacking_in_band(m, reference, flywheel.hacking_band),
+    return _verdict(found, lambda k, m: hacking_in_band(m, reference, flywheel.hacking_band),
                     dg.AssetCheckSeverity.WARN)
 
 

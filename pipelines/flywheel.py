@@ -15,6 +15,7 @@ import dagster as dg
 from assets.partitions import ROUNDS
 from pipelines.demo import _execute, _say
 from pipelines.instance import ensure_dagster_home
+from pipelines.recovery import release_dead_runs
 from pipelines.schedules import next_round
 from warehouse import Warehouse, connect
 
@@ -28,6 +29,9 @@ def run(rounds: int, run_config: dict | None = None) -> list[dg.ExecuteInProcess
     from pipelines.definitions import defs  # after DAGSTER_HOME is set
 
     instance = dg.DagsterInstance.get()
+    # A round killed earlier (kill -9) still holds its pool slot: free it, or this run waits forever.
+    for holder in release_dead_runs(instance):
+        _say(f"released pool '{holder.pool}' from dead {holder.describe()}")
     results = []
     for _ in range(rounds):
         existing = list(instance.get_dynamic_partitions(ROUNDS.name))

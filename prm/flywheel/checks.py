@@ -14,20 +14,23 @@ class Verdict:
     description: str
 
 
-def prm_no_worse(metrics: Mapping[str, float], tolerance: float) -> Verdict:
-    """The round's PRM scores the round's held-out samples at least as well as the PRM it replaces (within
-    ``tolerance`` F1). Round 0 replaces no PRM and passes.
+def prm_no_worse(k: int, metrics: Mapping[str, float], tolerance: float) -> Verdict:
+    """Round ``k``'s PRM scores the round's held-out samples at least as well as the PRM it replaces (within
+    ``tolerance`` F1). Round 0 replaces no PRM and passes; an F1 that cannot be computed fails.
 
-    >>> prm_no_worse({"f1_fresh": 0.60, "f1_previous": 0.62}, 0.05).passed
+    >>> prm_no_worse(1, {"f1_fresh": 0.60, "f1_previous": 0.62}, 0.05).passed
     True
-    >>> prm_no_worse({"f1_fresh": 0.50, "f1_previous": 0.62}, 0.05).description
+    >>> prm_no_worse(1, {"f1_fresh": 0.50, "f1_previous": 0.62}, 0.05).description
     "new PRM F1 0.500 vs previous 0.620 on this round's held-out samples (tolerance 0.05)"
+    >>> prm_no_worse(1, {"f1_fresh": 0.50}, 0.05).passed
+    False
     """
     fresh, previous = metrics.get("f1_fresh"), metrics.get("f1_previous")
-    if previous is None:
+    if k == 0:
         return Verdict(True, "round 0: no previous PRM to compare with")
-    if fresh is None:
-        return Verdict(False, "the new PRM has no F1 (held-out samples lack right or wrong solutions)")
+    if fresh is None or previous is None:
+        return Verdict(False, "no F1 to compare: the round's held-out samples lack right or wrong solutions; "
+                       "raise per_level or test_share")
     return Verdict(fresh >= previous - tolerance, f"new PRM F1 {fresh:.3f} vs previous {previous:.3f} on this "
                    f"round's held-out samples (tolerance {tolerance:.2f})")
 

@@ -31,7 +31,7 @@ class FlywheelConfig:
     policy: str = ARITH_POLICY_NAME  # round 0's policy (prm.models.resolve_model); later rounds start from RL's
     # --- each round's fresh problems: the generator, seeded by (seed, round) ---
     n_ops: tuple[int, ...] = (6, 7, 8, 9, 10)  # the RL run's anchors and targets (RLRunConfig's defaults)
-    per_level: int = 8  # problems per difficulty and round
+    per_level: int = 20  # problems per difficulty and round: 400 samples, ~200 train solutions a round
     # --- the round's policy samples and their labels ---
     n_samples: int = 4  # solutions per problem
     temperature: float = 1.0
@@ -41,15 +41,15 @@ class FlywheelConfig:
     # --- the PRM ---
     window: int | None = None  # rounds of labels the PRM trains on: None = every round so far
     warm_start: bool = True  # start from the previous round's PRM (round 0: the policy's backbone)
-    prm_steps: int = 150  # optimizer steps per round (as the prm_model asset)
-    val_share: float = 0.25  # problems per round for the threshold (as the prm_model asset)
-    test_share: float = 0.35  # held-out problems per round: where fresh and stale PRMs are compared
+    prm_steps: int = 300  # optimizer steps per round (as benchmarks/rl.py's truth PRM)
+    val_share: float = 0.2  # problems per round for the threshold
+    test_share: float = 0.3  # held-out problems per round: where fresh and stale PRMs are compared
     # --- RL, resumed each round from the last policy ---
     arm: str = "prm_min"  # prm.rl.ARMS; the PRM arm that matched outcome-only RL in benchmarks/rl.py
     rl_steps: int = 30  # GRPO steps per round; a single run of rounds * rl_steps is the baseline
     rl_batch_size: int = 32
     num_generations: int = 8
-    eval_problems: int = 24  # held-out per difficulty, the same every round (prm.rl.data.eval_problems)
+    eval_problems: int = 16  # held-out per difficulty, the same every round (prm.rl.data.eval_problems)
     eval_samples: int = 4
     # --- check bands ---
     prm_tolerance: float = 0.05  # the new PRM may trail the previous one by this much F1 on the new samples

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from assets.partitions import PARTITIONS
+from assets.partitions import PARTITIONS, ROUNDS
 from pipelines.definitions import defs
 
 
@@ -38,10 +38,11 @@ def test_assets_are_grouped_kinded_and_partitioned() -> None:
     graph = defs.resolve_asset_graph()
     for key in graph.get_all_asset_keys():
         node = graph.get(key)
-        assert node.group_name in {"problems", "generation", "labeling", "verification", "prm", "rl", "search"}, key
+        assert node.group_name in {"problems", "generation", "labeling", "verification", "prm", "rl", "search",
+                                   "flywheel"}, key
         assert node.kinds, key
-        if node.partitions_def is not None:
-            assert node.partitions_def == PARTITIONS, key
+        if node.partitions_def is not None:  # flywheel rounds, or (day, source)
+            assert node.partitions_def == (ROUNDS if node.group_name == "flywheel" else PARTITIONS), key
 
 
 def test_every_asset_has_blocking_checks() -> None:

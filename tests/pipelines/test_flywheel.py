@@ -1,0 +1,115 @@
+"""The flywheel job on real components (vLLM engine, Delta tables, PRM training, GRPO), sized to seconds per round:
+a round killed during RL resumes without duplicate rows or a half-registered policy, the next round samples and
+rolls out from the RL checkpoint, lineage reads back through SQL, and a blocking check stops a bad round."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from prm.flywheel import round_source
+from prm.flywheel.lineage import policy_name, prm_name
+from warehouse import Warehouse, connect
+from warehouse import checks as wc
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+TINY = {"per_level": 2, "n_samples": 2, "label_rollouts": 2, "prm_steps": 5, "rl_steps": 2, "rl_batch_size": 8,
+        "num_generations": 4, "eval_problems": 1, "eval_samples": 1, "prm_tolerance": 1.0}
+
+
+def tiny_config(models: Path, **overrides) -> dict:
+    return {"resources": {"flywheel": {"config": {**TINY, "models_dir": str(models), **overrides}},
+                          "generation": {"config": {"kv_cache_gib": 0.5}}}}
+
+
+def _policy_started(instance: dg.DagsterInstance) -> str | None:
+    """The flywheel run that has started its RL step, if one has."""
+    for run in instance.get_runs(dg.RunsFilter(job_name="flywheel")):
+        if any(e.step_key == "flywheel_policy"
+               for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_START)):
+            return run.run_id
+    return None
+
+
+def _entries(root: Path) -> list[tuple]:
+    return connect(root).execute("SELECT name, kind, round, version, parent_version FROM models "
+                                 "ORDER BY created_at").fetchall()
+
+
+def test_rounds_resume_after_a_kill_register_lineage_and_a_blocking_check_stops_a_bad_round(
+        tmp_path: Path, project_home: Path) -> None:
+    root, models = tmp_path / "warehouse", tmp_path / "models"
+    command = [sys.executable, "-m", "pipelines.flywheel", "--config", json.dumps(tiny_config(models))]
+
+    # Round 0, killed (SIGKILL) once its RL step runs: the PRM is registered, the policy must not be.
+    with (tmp_path / "first.log").open("w") as log:
+        first = subprocess.Popen([*command, "--rounds", "1"], cwd=PROJECT_ROOT, env=os.environ, stdout=log,
+                                 stderr=subprocess.STDOUT)
+        with dg.DagsterInstance.from_config(str(project_home)) as instance:
+            deadline = time.monotonic() + 900
+            while (dead := _policy_started(instance)) is None:
+                assert first.poll() is None, (tmp_path / "first.log").read_text()[-3000:]
+                assert time.monotonic() < deadline, "the RL step never started"
+                time.sleep(0.2)
+            first.kill()
+            first.wait()
+    assert [(name, kind) for name, kind, *_ in _entries(root)] == [("arith-policy", "policy"),
+                                                                  (prm_name(0), "prm")]
+    assert (models / "round-0" / "prm").is_dir() and not (models / "round-0" / "rl").exists()
+    rows_before = {t: Warehouse(root).read(t).num_rows for t in ("problems", "solutions", "steps", "step_labels")}
+
+    # Resume round 0 and run round 1.
+    again = subprocess.run([*command, "--rounds", "2"], cwd=PROJECT_ROOT, env=os.environ, capture_output=True,
+                           text=True, timeout=1500)
+    assert again.returncode == 0, (again.stdout + again.stderr)[-3000:]
+    with dg.DagsterInstance.from_config(str(project_home)) as instance:
+        assert instance.get_run_by_id(dead).status == dg.DagsterRunStatus.FAILURE
+        (samples,) = instance.fetch_materializations(dg.AssetRecordsFilter(
+            asset_key=dg.AssetKey("flywheel_samples"), asset_partitions=["0"]), limit=1).records
+        assert samples.run_id != dead and samples.asset_materialization.metadata["reused"].value is True
+    wh = Warehouse(root)
+    for table in wh.tables():
+        assert wc.ids_unique(wh, table).passed, table
+    con = connect(root)
+    by_source = dict(con.execute("SELECT source, count(*) FROM solutions GROUP BY 1").fetchall())
+    assert by_source == {round_source(0): rows_before["solutions"], round_source(1): rows_before["solutions"]}
+    entries = {(name, kind): (k, version, parent) for name, kind, k, version, parent in _entries(root)}
+    assert sorted(entries) == sorted([("arith-policy", "policy"), (prm_name(0), "prm"), (policy_name(0), "policy"),
+                                      (prm_name(1), "prm"), (policy_name(1), "policy")])
+    start = entries[("arith-policy", "policy")][1]
+    policy0, prm0 = entries[(policy_name(0), "policy")][1], entries[(prm_name(0), "prm")][1]
+    assert entries[(prm_name(1), "prm")][2] == prm0 and entries[(policy_name(1), "policy")][2] == policy0
+    # Round 1 sampled and rolled out from round 0's RL checkpoint.
+    models = {m for (m,) in con.execute("SELECT DISTINCT model FROM solutions WHERE source = ? UNION "
+                                        "SELECT DISTINCT model FROM rollouts WHERE source = ?",
+                                        [round_source(1)] * 2).fetchall()}
+    assert len(models) == 1 and models.pop().endswith("@" + policy0)
+    # Lineage through SQL: round 1's policy -> round 0's -> the shipped policy.
+    chain = con.execute("SELECT ancestor_version FROM model_lineage WHERE version = ? ORDER BY depth",
+                        [entries[(policy_name(1), "policy")][1]]).fetchall()
+    assert [v for (v,) in chain] == [entries[(policy_name(1), "policy")][1], policy0, start]
+
+    # Re-materialize round 1 with a PRM bar no PRM can pass: its PRM entry is replaced (one commit), RL is skipped.
+    from pipelines.definitions import defs
+
+    models_version = wh.version("models")
+    with dg.DagsterInstance.from_config(str(project_home)) as instance:
+        result = defs.resolve_job_def("flywheel").execute_in_process(
+            partition_key="1", instance=instance, raise_on_error=False,
+            run_config=tiny_config(models, prm_tolerance=-1.0),
+            asset_selection=[dg.AssetKey("flywheel_prm"), dg.AssetKey("flywheel_policy")])
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks == {"flywheel_prm_no_worse": False}
+    assert [e.step_key for e in result.all_events if e.is_step_skipped] == ["flywheel_policy"]
+    assert Warehouse(root).version("models") == models_version + 1
+    names = [name for name, *_ in _entries(root)]
+    assert names.count(prm_name(1)) == 1 and names.count(policy_name(1)) == 1
