@@ -3,8 +3,9 @@ and the entries it registers once a model folder is complete."""
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,9 @@ def register_start(wh: Warehouse, policy_dir: Path, config: FlywheelConfig, *, r
 
 
 def _numbers(metrics: Mapping[str, Any]) -> dict[str, float]:
-    return {k: float(v) for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+    """The finite numbers of ``metrics`` (an F1 that could not be computed is None and left out)."""
+    return {k: float(v) for k, v in metrics.items()
+            if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
 
 
 def register_prm(wh: Warehouse, k: int, config: FlywheelConfig, folder: Path, ts: TrainingSet, parent: Path,
@@ -69,7 +72,7 @@ def register_prm(wh: Warehouse, k: int, config: FlywheelConfig, folder: Path, ts
         name=prm_name(k), version=weights_digest(folder), kind="prm", uri=str(folder),
         parent_version=weights_digest(parent), round=k,
         training_tables={t: v for t, v in ts.warehouse_versions.items() if v is not None},
-        training={"training_set": json.loads(json.dumps(ts.config.__dict__)), "steps": config.prm_steps,
+        training={"training_set": asdict(ts.config), "steps": config.prm_steps,
                   "warm_start": config.warm_start},
         metrics=_numbers(metrics))
     register_models(wh, [entry], source=round_source(k), day=ROUND_DAY, run_id=run_id, writer=PRM_WRITER)
