@@ -9,7 +9,7 @@ import os
 import dagster as dg
 
 from assets.partitions import partition_key, register_sources
-from pipelines.schedules import nightly_refresh
+from pipelines.schedules import flywheel_schedule, nightly_refresh
 from pipelines.sensors import inbox_sensor
 
 
@@ -23,6 +23,17 @@ def test_nightly_schedule_requests_today_for_every_source(instance) -> None:
                                                    partition_key("2026-11-21", "gsm8k")]
     assert {r.run_key for r in requests} == {"nightly-2026-11-21-arith", "nightly-2026-11-21-gsm8k"}
     assert nightly_refresh.cron_schedule == "0 2 * * *"
+
+
+def test_the_flywheel_schedule_is_off_by_default_and_adds_the_first_round(instance) -> None:
+    assert flywheel_schedule.default_status == dg.DefaultScheduleStatus.STOPPED
+    when = dt.datetime(2026, 11, 21, 4, 0, tzinfo=dt.UTC)
+    request = flywheel_schedule(dg.build_schedule_context(instance=instance, scheduled_execution_time=when))
+    assert (request.partition_key, request.run_key) == ("0", "flywheel-0-2026-11-21")
+    assert instance.get_dynamic_partitions("flywheel_round") == ["0"]
+    # Round 0 never finished: the next night runs it again instead of adding round 1.
+    again = flywheel_schedule(dg.build_schedule_context(instance=instance, scheduled_execution_time=when))
+    assert again.partition_key == "0" and instance.get_dynamic_partitions("flywheel_round") == ["0"]
 
 
 def test_inbox_sensor_registers_sources_and_requests_new_files(instance, resource) -> None:
