@@ -89,10 +89,10 @@ def test_rounds_resume_after_a_kill_register_lineage_and_a_blocking_check_stops_
     policy0, prm0 = entries[(policy_name(0), "policy")][1], entries[(prm_name(0), "prm")][1]
     assert entries[(prm_name(1), "prm")][2] == prm0 and entries[(policy_name(1), "policy")][2] == policy0
     # Round 1 sampled and rolled out from round 0's RL checkpoint.
-    models = {m for (m,) in con.execute("SELECT DISTINCT model FROM solutions WHERE source = ? UNION "
+    writers = {m for (m,) in con.execute("SELECT DISTINCT model FROM solutions WHERE source = ? UNION "
                                         "SELECT DISTINCT model FROM rollouts WHERE source = ?",
                                         [round_source(1)] * 2).fetchall()}
-    assert len(models) == 1 and models.pop().endswith("@" + policy0)
+    assert len(writers) == 1 and writers.pop().endswith("@" + policy0)
     # Lineage through SQL: round 1's policy -> round 0's -> the shipped policy.
     chain = con.execute("SELECT ancestor_version FROM model_lineage WHERE version = ? ORDER BY depth",
                         [entries[(policy_name(1), "policy")][1]]).fetchall()
@@ -112,5 +112,6 @@ def test_rounds_resume_after_a_kill_register_lineage_and_a_blocking_check_stops_
     materialized = [e.asset_key for e in result.all_events if e.is_step_materialization]
     assert materialized == [dg.AssetKey("flywheel_prm")]  # RL did not run on the PRM that failed its check
     assert Warehouse(root).version("models") == models_version + 1
+    assert (models / "round-1" / "prm").is_dir()
     names = [name for name, *_ in _entries(root)]
     assert names.count(prm_name(1)) == 1 and names.count(policy_name(1)) == 1
