@@ -61,6 +61,7 @@ def _row(report: RoundReport) -> dict[str, Any]:
     after = report.rl.after
     return {
         "round": report.round, "policy_acc_before": report.rl.before.accuracy, "policy_acc": after.accuracy,
+        "steps_before": report.rl.before.mean_steps,
         "policy_acc_ci": after.accuracy_ci(), "step_err": after.step_error,
         "sample_acc": report.samples.stats.accuracy, "prm_f1_fresh": f1["fresh"],
         "prm_f1_stale": f1.get(STALE, f1["fresh"]),  # round 0: its PRM is the one later rounds leave stale
@@ -115,8 +116,8 @@ def main() -> None:
         "total_rl_steps": args.rounds * config.rl_steps, "seed": args.seed, "config": config.to_dict(),
         "wall_s": round(time.perf_counter() - started, 1),
     }
-    plot = plot_rounds(rows, {"policy_acc": single.after.accuracy, "policy_acc_ci": single.after.accuracy_ci()},
-                       out / "flywheel.png")
+    plot = plot_rounds(rows, {"policy_acc": single.after.accuracy, "policy_acc_ci": single.after.accuracy_ci(),
+                              "steps_per_completion": single.after.mean_steps}, out / "flywheel.png")
     result["plot"] = str(plot)
     print(rounds_markdown(result["rounds"]), flush=True)
     print(json.dumps(result), flush=True)

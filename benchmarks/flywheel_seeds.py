@@ -1,7 +1,8 @@
 """The flywheel over several seeds: each seed's ``benchmarks/flywheel.py --seed N --out DIR`` folder read back and
 pooled (nothing is trained).
 
-Run: ``.venv/bin/python benchmarks/flywheel_seeds.py models/flywheel/benchmark-seed0 models/flywheel/benchmark-seed1``.
+Run: ``.venv/bin/python benchmarks/flywheel_seeds.py models/flywheel/benchmark-seed0 models/flywheel/benchmark-seed1
+--plot benchmarks/results/flywheel.png``.
 Each seed draws its own problems, so pooling treats every (seed, held-out problem) as one problem: per round the
 policy's held-out accuracy with a 95% interval over them, and at the end the flywheel's final policy minus the
 single long run's, paired per problem. The PRM's fresh-minus-stale F1 is reported per seed with its own paired
@@ -21,27 +22,36 @@ from typing import Any
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from prm.evaluation.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci  # noqa: E402
+from prm.flywheel.report import plot_rounds  # noqa: E402
 from prm.format.markdown import markdown_table  # noqa: E402
 from prm.rl.constants import RESULT_FILE  # noqa: E402
 
 SINGLE_DIR = "single-run"
 
 
-def _seed(run: Path) -> tuple[list[dict[str, Any]], list[float]]:
-    """(rounds, the single run's per-problem accuracy after) of one finished seed folder."""
+def _seed(run: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(rounds, the single run's result) of one finished seed folder."""
     rounds_file, single_file = run / "rounds.jsonl", run / SINGLE_DIR / RESULT_FILE
     if not rounds_file.is_file() or not single_file.is_file():
         sys.exit(f"Error: {run} lacks rounds.jsonl or {SINGLE_DIR}/{RESULT_FILE}: pass the --out folder of a "
                  "finished benchmarks/flywheel.py run")
     rounds = [json.loads(line) for line in rounds_file.read_text().splitlines()]
-    return rounds, list(json.loads(single_file.read_text())["after"]["table"]["problem_accuracy"])
+    start = run / "round-0" / "rl" / RESULT_FILE  # runs that predate steps_before: round 0's RL result holds it
+    if rounds and "steps_before" not in rounds[0] and start.is_file():
+        rounds[0]["steps_before"] = _overall(json.loads(start.read_text())["before"])["mean_steps"]
+    return rounds, json.loads(single_file.read_text())
+
+
+def _overall(held: dict[str, Any]) -> dict[str, Any]:
+    """The pooled row (n_ops 0) of a held-out table."""
+    return next(r for r in held["table"]["rows"] if r["n_ops"] == 0)
 
 
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values)
 
 
-def pool(runs: list[tuple[list[dict[str, Any]], list[float]]]) -> dict[str, Any]:
+def pool(runs: list[tuple[list[dict[str, Any]], dict[str, Any]]]) -> dict[str, Any]:
     """Per round the pooled policy accuracy and the per-seed PRM F1s; the final comparison with the single run."""
     n_rounds = min(len(rounds) for rounds, _ in runs)
     rounds_out = []
@@ -57,9 +67,13 @@ def pool(runs: list[tuple[list[dict[str, Any]], list[float]]]) -> dict[str, Any]
             "rollouts": _mean([r["rollouts"] for r in rows]),
             "steps_per_completion": _mean([r["steps_per_completion"] for r in rows]),
         })
+    for key in ("policy_acc_before", "steps_before"):  # the starting policy, for the plot
+        values = [rounds[0][key] for rounds, _ in runs if rounds[0].get(key) is not None]
+        rounds_out[0][key] = _mean(values) if values else None
     final = [x for rounds, _ in runs for x in rounds[n_rounds - 1]["problem_accuracy"]]
-    single = [x for _, s in runs for x in s]
+    single = [x for _, s in runs for x in s["after"]["table"]["problem_accuracy"]]
     return {"rounds": rounds_out, "single_run_policy_acc": _mean(single),
+            "single_run_steps_per_completion": _mean([_overall(s["after"])["mean_steps"] for _, s in runs]),
             "single_run_policy_acc_ci": bootstrap_mean_ci(single),
             "flywheel_minus_single": _mean(final) - _mean(single),
             "flywheel_minus_single_ci": paired_bootstrap_diff_ci(final, single)}
@@ -83,8 +97,13 @@ def pooled_markdown(pooled: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="the --out folders of finished benchmarks/flywheel.py runs")
+    parser.add_argument("--plot", type=Path, default=None, help="write the pooled rounds plot here (PNG)")
     args = parser.parse_args()
     pooled = pool([_seed(run) for run in args.runs])
+    if args.plot:
+        single = {"policy_acc": pooled["single_run_policy_acc"], "policy_acc_ci": pooled["single_run_policy_acc_ci"],
+                  "steps_per_completion": pooled["single_run_steps_per_completion"]}
+        pooled["plot"] = str(plot_rounds(pooled["rounds"], single, args.plot))
     print(pooled_markdown(pooled), flush=True)
     ci = pooled["flywheel_minus_single_ci"]
     print(f"\nfinal flywheel policy minus one long run: {pooled['flywheel_minus_single']:+.3f} "

@@ -31,14 +31,15 @@ def _err(value: float, ci: Sequence[float] | None) -> tuple[float, float]:
 
 def plot_rounds(rounds: Sequence[Mapping[str, Any]], single: Mapping[str, Any] | None,
                 path: str | os.PathLike[str]) -> Path:
-    """Two panels: held-out accuracy of the policy at the end of each round (95% intervals over problems) with
-    the single long run's final accuracy; and per round the retrained PRM's F1 vs round 0's stale PRM's."""
+    """Three panels: held-out accuracy of the policy at the end of each round (95% intervals over problems) with
+    the single long run's final accuracy; per round the retrained PRM's F1 vs round 0's stale PRM's; and steps
+    per completion, the hacking signal that explains a falling accuracy under a min-form PRM reward."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(11, 4.2))
+    fig = Figure(figsize=(15, 4.2))
     FigureCanvasAgg(fig)
-    left, right = fig.subplots(1, 2)
+    left, right, steps = fig.subplots(1, 3)
     ks = [r["round"] for r in rounds]
     start = rounds[0]["policy_acc_before"] if rounds else None
     xs = [-1, *ks] if start is not None else ks
@@ -63,5 +64,16 @@ def plot_rounds(rounds: Sequence[Mapping[str, Any]], single: Mapping[str, Any] |
     right.set_ylim(0, 1)
     right.grid(alpha=0.3)
     right.legend(fontsize="small")
+    starts = [rounds[0]["steps_before"]] if rounds and rounds[0].get("steps_before") is not None else []
+    steps.plot(xs[-len(rounds) - len(starts):], [*starts, *[r["steps_per_completion"] for r in rounds]], marker="o",
+               label="flywheel")
+    if single and single.get("steps_per_completion") is not None:
+        steps.plot([ks[-1] + 0.15], [single["steps_per_completion"]], marker="s", color="C3", linestyle="",
+                   label="one long run")
+    steps.set_xticks(xs, ["start" if x < 0 else str(x) for x in xs])
+    steps.set_xlabel("end of round")
+    steps.set_title("steps per completion (held-out)", fontsize="medium")
+    steps.grid(alpha=0.3)
+    steps.legend(fontsize="small")
     fig.tight_layout()
     return save_png(fig, path)
