@@ -17,6 +17,7 @@ from prm.flywheel.lineage import policy_name, prm_name, register_policy, registe
 from prm.flywheel.lineage import round_prm as registered_prm
 from prm.flywheel.policy_round import rl_on
 from prm.flywheel.prm_round import round_f1, train_round_prm
+from prm.flywheel.report import plot_rounds, registered_rounds, rounds_markdown
 from prm.flywheel.run import FRESH, PREVIOUS, STALE, LazyBackend, policy_metrics, prm_metrics, round_dir
 from prm.labeling import audit_markdown
 from prm.rl import metric_rows
@@ -126,25 +127,14 @@ def flywheel_policy(context: dg.AssetExecutionContext, warehouse: WarehouseResou
                             run_id=context.run_id)
     wh.write("rl_metrics", metric_rows(result), source=round_source(k), day=ROUND_DAY, run_id=context.run_id,
              writer="flywheel_policy", replace=True)
+    rounds = registered_rounds(wh.root)
     return dg.MaterializeResult(metadata={
         "round": k, "version": entry.version, "parent_version": entry.parent_version or "",
-        "path": dg.MetadataValue.path(str(result.policy_dir)), "rounds": md_table(_rounds_table(wh.root)),
+        "path": dg.MetadataValue.path(str(result.policy_dir)), "rounds": dg.MetadataValue.md(rounds_markdown(rounds)),
+        "rounds_plot": dg.MetadataValue.path(str(plot_rounds(rounds, None, round_dir(flywheel.models(), k) /
+                                                             "rounds.png"))),
         **{key: value for key, value in metrics.items() if isinstance(value, int | float)},
     })
-
-
-def _rounds_table(root: str) -> list[dict]:
-    """Every registered round so far: the policy's held-out accuracy and the PRM's fresh and stale F1."""
-    rows, k = [], 0
-    while (policy := latest_model(root, "policy", source=round_source(k), name=policy_name(k))) is not None:
-        prm = latest_model(root, "prm", source=round_source(k), name=prm_name(k))
-        pm = prm.metrics if prm else {}
-        rows.append({"round": k, "acc before": policy.metrics.get("acc_before"),
-                     "acc after": policy.metrics.get("acc_after"), "PRM F1 fresh": pm.get("f1_fresh"),
-                     "PRM F1 stale": pm.get("f1_stale", pm.get("f1_fresh")),
-                     "steps/completion": policy.metrics.get("steps_after")})
-        k += 1
-    return rows
 
 
 def _latest_round(context: dg.AssetCheckExecutionContext, asset: dg.AssetsDefinition) -> int | None:

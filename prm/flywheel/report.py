@@ -12,7 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from prm.evaluation.plots import save_png
+from prm.flywheel.data import rollouts_paid
+from prm.flywheel.lineage import policy_name, prm_name
+from prm.flywheel.rounds import round_source
 from prm.format.markdown import markdown_table
+from warehouse.model_registry import latest_model
 
 COLUMNS = ("round", "policy_acc", "policy_acc_ci", "step_err", "prm_f1_fresh", "prm_f1_stale", "f1_fresh_minus_stale",
            "f1_fresh_minus_stale_ci", "rollouts", "steps_per_completion", "chars_per_completion")
@@ -21,6 +25,35 @@ COLUMNS = ("round", "policy_acc", "policy_acc_ci", "step_err", "prm_f1_fresh", "
 def rounds_markdown(rounds: Sequence[Mapping[str, Any]]) -> str:
     """One row per round (the benchmark's ``rounds`` entries)."""
     return markdown_table([{c: r.get(c) for c in COLUMNS} for r in rounds], list(COLUMNS))
+
+
+def registered_rounds(root: str | Path) -> list[dict[str, Any]]:
+    """Rows (as the benchmark's ``rounds``) of every round the registry holds a policy for, from round 0 on."""
+    rows: list[dict[str, Any]] = []
+    while (policy := latest_model(root, "policy", source=round_source(len(rows)), name=policy_name(len(rows)))):
+        k, pm = len(rows), policy.metrics
+        prm = latest_model(root, "prm", source=round_source(k), name=prm_name(k))
+        fm = prm.metrics if prm else {}
+        rows.append({"round": k, "policy_acc_before": pm.get("acc_before"), "policy_acc": pm.get("acc_after"),
+                     "policy_acc_ci": _interval(pm, "acc_after"),
+                     "step_err": pm.get("step_err_after"), "prm_f1_fresh": fm.get("f1_fresh"),
+                     "prm_f1_stale": fm.get("f1_stale", fm.get("f1_fresh")),
+                     "f1_fresh_minus_stale": fm.get("f1_minus_stale"),
+                     "f1_fresh_minus_stale_ci": _interval(fm, "f1_minus_stale"), "rollouts": rollouts_paid(root, k),
+                     "steps_before": pm.get("steps_before"), "steps_per_completion": pm.get("steps_after"),
+                     "chars_per_completion": pm.get("chars_after")})
+    return rows
+
+
+def _interval(metrics: Mapping[str, float], name: str) -> list[float] | None:
+    """``[<name>_low, <name>_high]`` of registry metrics; None when either end is missing."""
+    low, high = metrics.get(f"{name}_low"), metrics.get(f"{name}_high")
+    return None if low is None or high is None else [low, high]
+
+
+def _value(value: float | None) -> float:
+    """A missing number (an F1 that could not be computed) as NaN: a gap in the line, not a crash."""
+    return float("nan") if value is None else value
 
 
 def _err(value: float, ci: Sequence[float] | None) -> tuple[float, float]:
@@ -56,8 +89,8 @@ def plot_rounds(rounds: Sequence[Mapping[str, Any]], single: Mapping[str, Any] |
     left.set_title("policy: held-out answer accuracy (95% CI)", fontsize="medium")
     left.grid(alpha=0.3)
     left.legend(fontsize="small")
-    right.plot(ks, [r["prm_f1_fresh"] for r in rounds], marker="o", label="retrained PRM (fresh)")
-    right.plot(ks, [r["prm_f1_stale"] for r in rounds], marker="s", label="round-0 PRM (stale)")
+    right.plot(ks, [_value(r["prm_f1_fresh"]) for r in rounds], marker="o", label="retrained PRM (fresh)")
+    right.plot(ks, [_value(r["prm_f1_stale"]) for r in rounds], marker="s", label="round-0 PRM (stale)")
     right.set_xticks(ks, [str(k) for k in ks])
     right.set_xlabel("round (its own policy's held-out samples)")
     right.set_title("PRM ProcessBench F1 on the round's samples", fontsize="medium")

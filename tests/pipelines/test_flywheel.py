@@ -76,6 +76,10 @@ def test_rounds_resume_after_a_kill_register_lineage_and_a_blocking_check_stops_
         (samples,) = instance.fetch_materializations(dg.AssetRecordsFilter(
             asset_key=dg.AssetKey("flywheel_samples"), asset_partitions=["0"]), limit=1).records
         assert samples.run_id != dead and samples.asset_materialization.metadata["reused"].value is True
+        (policy,) = instance.fetch_materializations(dg.AssetRecordsFilter(
+            asset_key=dg.AssetKey("flywheel_policy"), asset_partitions=["1"]), limit=1).records
+        meta = policy.asset_materialization.metadata
+        assert Path(meta["rounds_plot"].value).is_file() and meta["rounds"].value.count("\n") == 3  # 2 rounds
     wh = Warehouse(root)
     for table in wh.tables():
         assert wc.ids_unique(wh, table).passed, table
