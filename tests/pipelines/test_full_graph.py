@@ -23,8 +23,9 @@ def test_the_refresh_graph_fills_every_table_and_passes_blocking_checks(
                                     raise_on_error=False)
     assert result.success
     graph = defs.resolve_asset_graph()
-    in_job = {k for k in graph.get_all_asset_keys()  # the refresh job: not the policy, the PRM, RL or search groups
-              if graph.get(k).group_name not in ("prm", "rl", "search") and k != dg.AssetKey("policy_model")}
+    outside = ("prm", "rl", "search", "flywheel")  # the refresh job: not the policy nor these groups
+    in_job = {k for k in graph.get_all_asset_keys()
+              if graph.get(k).group_name not in outside and k != dg.AssetKey("policy_model")}
     blocking = {k.name for k in graph.asset_check_keys
                 if graph.get_check_spec(k).blocking and k.asset_key in in_job}
     evaluations = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
