@@ -35,6 +35,8 @@ EXAMPLES = [
                     "round(first_error_acc, 3) AS first_error_acc, round(correct_acc, 3) AS correct_acc, "
                     "round(processbench_f1, 3) AS processbench_f1, round(rollouts_per_step, 1) AS rollouts_per_step "
                     "FROM label_audit WHERE day = (SELECT max(day) FROM label_audit) ORDER BY method"),
+    # The model registry: what each model was built from (its lineage: SELECT * FROM model_lineage).
+    ("models", "SELECT kind, name, version, parent_version, training_tables_json FROM models ORDER BY created_at"),
 ]
 
 
