@@ -27,7 +27,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import duckdb
 
@@ -39,7 +39,9 @@ from warehouse.store import Warehouse, WriteResult
 TABLE = "models"
 _DIGEST = re.compile(r"^[0-9a-f]{12}$")  # prm.models.weights_digest: the first 12 hex of a SHA-1
 
-Source = str | os.PathLike[str] | duckdb.DuckDBPyConnection
+# A warehouse root or an open connection. A string, not a runtime union: a module-level object holding DuckDB's
+# (nanobind) connection type outlives DuckDB at interpreter exit, and nanobind then reports it as a leak.
+Source: TypeAlias = "str | os.PathLike[str] | duckdb.DuckDBPyConnection"
 
 
 def _check_digest(value: object, what: str) -> None:
