@@ -10,17 +10,13 @@ import dagster as dg
 from assets.metadata import md_table
 from assets.partitions import ROUNDS, round_key
 from assets.resources import FlywheelResource, GenerationResource, WarehouseResource
-from prm.flywheel import ROUND_DAY, round_source
+from prm.flywheel import round_source
 from prm.flywheel.checks import hacking_in_band, policy_holds, prm_no_worse
-from prm.flywheel.data import label_round, rollouts_paid, sample_round, store_round_problems
-from prm.flywheel.lineage import policy_name, prm_name, register_policy, register_prm, register_start, round_policy
-from prm.flywheel.lineage import round_prm as registered_prm
-from prm.flywheel.policy_round import rl_on
-from prm.flywheel.prm_round import round_f1, train_round_prm
+from prm.flywheel.data import label_round, rollouts_paid
+from prm.flywheel.lineage import policy_name, prm_name, round_policy
 from prm.flywheel.report import plot_rounds, registered_rounds, rounds_markdown
-from prm.flywheel.run import FRESH, PREVIOUS, STALE, LazyBackend, policy_metrics, prm_metrics, round_dir
+from prm.flywheel.run import LazyBackend, policy_stage, prm_stage, round_dir, samples_stage
 from prm.labeling import audit_markdown
-from prm.rl import metric_rows
 from warehouse.model_registry import latest_model
 
 GROUP = "flywheel"
@@ -50,10 +46,8 @@ def flywheel_samples(context: dg.AssetExecutionContext, warehouse: WarehouseReso
                      generation: GenerationResource, flywheel: FlywheelResource) -> dg.MaterializeResult:
     k, policy = _policy(context, warehouse, flywheel)
     wh, cfg = warehouse.get(), flywheel.get()
-    if k == 0:
-        register_start(wh, policy, cfg, run_id=context.run_id)
-    problems = store_round_problems(wh, k, cfg, run_id=context.run_id)
-    samples = sample_round(wh, k, cfg, policy, _backend(generation, flywheel, policy), run_id=context.run_id)
+    problems, samples = samples_stage(wh, k, cfg, _backend(generation, flywheel, policy), policy,
+                                      run_id=context.run_id)
     context.log.info(f"round {k}: {samples.stats.n_solutions} samples from {samples.policy}")
     return dg.MaterializeResult(metadata={
         "round": k, "source": round_source(k), "policy": samples.policy, "problems": problems,
@@ -86,27 +80,18 @@ def flywheel_labels(context: dg.AssetExecutionContext, warehouse: WarehouseResou
           "last round's PRM and round 0's left stale.")
 def flywheel_prm(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                  flywheel: FlywheelResource) -> dg.MaterializeResult:
-    k, policy = _policy(context, warehouse, flywheel)
-    wh, cfg = warehouse.get(), flywheel.get()
-    parent = registered_prm(wh.root, k - 1) if k else None
-    if k and parent is None:
-        raise dg.Failure(f"round {k} warm-starts from round {k - 1}'s PRM, which is not registered; materialize "
-                         f"round {k - 1} first")
-    out = round_dir(flywheel.models(), k) / "prm"
+    k = round_key(context)
+    wh = warehouse.get()
     try:
-        ts = train_round_prm(wh.root, k, cfg, out, parent)
-        prms = {FRESH: out} | ({PREVIOUS: parent, STALE: registered_prm(wh.root, 0)} if k else {})
-        f1 = round_f1(wh.root, k, cfg, prms)
-    except ValueError as exc:
+        entry, f1 = prm_stage(wh, k, flywheel.get(), flywheel.models(), run_id=context.run_id)
+    except (LookupError, ValueError) as exc:
         raise dg.Failure(f"round {k}: {exc}") from exc
-    metrics = prm_metrics(f1)
-    entry = register_prm(wh, k, cfg, out, ts, parent or policy, metrics, run_id=context.run_id)
     table = [{"PRM": name, "F1 on this round's held-out samples": value} for name, value in f1.f1.items()]
     return dg.MaterializeResult(metadata={
         "round": k, "version": entry.version, "parent_version": entry.parent_version or "",
-        "path": dg.MetadataValue.path(str(out)), "f1": md_table(table), "n_test": f1.n_test,
+        "path": dg.MetadataValue.path(entry.uri), "f1": md_table(table), "n_test": f1.n_test,
         "training_tables": md_table([{"table": t, "version": v} for t, v in entry.training_tables.items()]),
-        **{key: value for key, value in metrics.items() if isinstance(value, int | float)},
+        **entry.metrics,
     })
 
 
@@ -115,25 +100,20 @@ def flywheel_prm(context: dg.AssetExecutionContext, warehouse: WarehouseResource
           "and the next round samples it. Held-out accuracy (the same problems every round) and hacking signals.")
 def flywheel_policy(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                     flywheel: FlywheelResource) -> dg.MaterializeResult:
-    k, policy = _policy(context, warehouse, flywheel)
-    wh, cfg = warehouse.get(), flywheel.get()
-    prm = registered_prm(wh.root, k)
-    if prm is None:
-        raise dg.Failure(f"round {k} has no registered PRM; materialize its flywheel_prm first")
-    problems_version = wh.version("problems")
-    result = rl_on(wh.root, [k], cfg, policy, prm, round_dir(flywheel.models(), k) / "rl", progress=context.log.info)
-    metrics = policy_metrics(result)
-    entry = register_policy(wh, k, cfg, result.policy_dir, policy, prm, problems_version, metrics,
-                            run_id=context.run_id)
-    wh.write("rl_metrics", metric_rows(result), source=round_source(k), day=ROUND_DAY, run_id=context.run_id,
-             writer="flywheel_policy", replace=True)
+    k = round_key(context)
+    wh = warehouse.get()
+    try:
+        entry, result = policy_stage(wh, k, flywheel.get(), flywheel.models(), run_id=context.run_id,
+                                     progress=context.log.info)
+    except LookupError as exc:
+        raise dg.Failure(f"round {k}: {exc}") from exc
     rounds = registered_rounds(wh.root)
     return dg.MaterializeResult(metadata={
         "round": k, "version": entry.version, "parent_version": entry.parent_version or "",
         "path": dg.MetadataValue.path(str(result.policy_dir)), "rounds": dg.MetadataValue.md(rounds_markdown(rounds)),
         "rounds_plot": dg.MetadataValue.path(str(plot_rounds(rounds, None, round_dir(flywheel.models(), k) /
                                                              "rounds.png"))),
-        **{key: value for key, value in metrics.items() if isinstance(value, int | float)},
+        **entry.metrics,
     })
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from prm.flywheel.config import FlywheelConfig
 from prm.flywheel.data import RoundSamples, label_round, rollouts_paid, sample_round, store_round_problems
 from prm.flywheel.lineage import (
+    POLICY_WRITER,
     register_policy,
     register_prm,
     register_start,
@@ -18,10 +19,12 @@ from prm.flywheel.lineage import (
 )
 from prm.flywheel.policy_round import rl_on
 from prm.flywheel.prm_round import RoundF1, round_f1, train_round_prm
+from prm.flywheel.rounds import ROUND_DAY, round_source
 from prm.generation import GenerationBackend, GenerationConfig, make_backend
 from prm.labeling.partition import PartitionLabelReport
-from prm.rl import ArmResult, HeldOut
+from prm.rl import ArmResult, HeldOut, metric_rows
 from warehouse import Warehouse
+from warehouse.model_registry import ModelEntry
 
 FRESH, PREVIOUS, STALE = "fresh", "previous", "stale"  # this round's PRM, the last round's, round 0's
 
@@ -86,33 +89,65 @@ class RoundReport:
     rl: ArmResult
 
 
+def samples_stage(wh: Warehouse, k: int, config: FlywheelConfig, backend: Callable[[], GenerationBackend],
+                  policy: Path, *, run_id: str) -> tuple[int, RoundSamples]:
+    """Round ``k``'s fresh problems and the policy's samples of them (round 0 also registers its starting
+    policy, so every lineage ends at a registered model); returns (new problems, samples)."""
+    if k == 0:
+        register_start(wh, policy, config, run_id=run_id)
+    problems = store_round_problems(wh, k, config, run_id=run_id)
+    return problems, sample_round(wh, k, config, policy, backend, run_id=run_id)
+
+
+def prm_stage(wh: Warehouse, k: int, config: FlywheelConfig, models_dir: Path, *,
+              run_id: str) -> tuple[ModelEntry, RoundF1]:
+    """Round ``k``'s PRM: trained (warm-started from round ``k - 1``'s), scored with the last round's and round
+    0's on this round's held-out samples, then registered. A missing previous round is a LookupError."""
+    policy = round_policy(wh.root, k, config)
+    parent = round_prm(wh.root, k - 1) if k else None
+    if k and parent is None:
+        raise LookupError(f"round {k} warm-starts from round {k - 1}'s PRM, which is not registered; run round "
+                          f"{k - 1} first")
+    out = round_dir(models_dir, k) / "prm"
+    ts = train_round_prm(wh.root, k, config, out, parent)
+    prms = {FRESH: out} | ({PREVIOUS: parent, STALE: round_prm(wh.root, 0)} if k else {})
+    f1 = round_f1(wh.root, k, config, prms)
+    return register_prm(wh, k, config, out, ts, parent or policy, prm_metrics(f1), run_id=run_id), f1
+
+
+def policy_stage(wh: Warehouse, k: int, config: FlywheelConfig, models_dir: Path, *, run_id: str,
+                 before: HeldOut | None = None,
+                 progress: Callable[[str], None] | None = None) -> tuple[ModelEntry, ArmResult]:
+    """Round ``k``'s RL: resumed from the round's policy with the round's registered PRM; the checkpoint is
+    registered and its curves written to ``rl_metrics`` under the round's source."""
+    policy = round_policy(wh.root, k, config)
+    prm = round_prm(wh.root, k)
+    if prm is None:
+        raise LookupError(f"round {k} has no registered PRM; build it first (the flywheel_prm asset)")
+    problems_version = wh.version("problems")  # the table the RL prompts are read from
+    result = rl_on(wh.root, [k], config, policy, prm, round_dir(models_dir, k) / "rl", before=before,
+                   progress=progress)
+    entry = register_policy(wh, k, config, result.policy_dir, policy, prm, problems_version,
+                            policy_metrics(result), run_id=run_id)
+    wh.write("rl_metrics", metric_rows(result), source=round_source(k), day=ROUND_DAY, run_id=run_id,
+             writer=POLICY_WRITER, replace=True)
+    return entry, result
+
+
 def run_round(wh: Warehouse, k: int, config: FlywheelConfig, models_dir: Path, generation: GenerationConfig, *,
               run_id: str, before: HeldOut | None = None,
               progress: Callable[[str], None] = print) -> RoundReport:
-    """Round ``k``: fresh problems, samples and labels from the round's policy, the PRM retrained and compared
-    with the PRMs before it, RL resumed with it; both models registered once their folders are complete."""
+    """Round ``k``, every stage in order (the assets run the same stages one per asset)."""
     policy = round_policy(wh.root, k, config)
-    if k == 0:
-        register_start(wh, policy, config, run_id=run_id)
-    store_round_problems(wh, k, config, run_id=run_id)
     backend = LazyBackend(replace(generation, model=str(policy)))
     try:
-        samples = sample_round(wh, k, config, policy, backend, run_id=run_id)
+        _, samples = samples_stage(wh, k, config, backend, policy, run_id=run_id)
         progress(f"round {k}: {samples.stats.n_solutions} samples, accuracy {samples.stats.accuracy:.3f}")
         labels = label_round(wh, k, config, policy, backend, run_id=run_id, progress=progress)
     finally:
         backend.close()
-    parent = round_prm(wh.root, k - 1) if k else None
-    out = round_dir(models_dir, k)
-    ts = train_round_prm(wh.root, k, config, out / "prm", parent)
-    prms = {FRESH: out / "prm"}
-    if k:
-        prms |= {PREVIOUS: parent, STALE: round_prm(wh.root, 0)}
-    f1 = round_f1(wh.root, k, config, prms)
-    register_prm(wh, k, config, out / "prm", ts, parent or policy, prm_metrics(f1), run_id=run_id)
+    prm, f1 = prm_stage(wh, k, config, models_dir, run_id=run_id)
     progress(f"round {k}: PRM F1 {f1.f1}")
-    rl = rl_on(wh.root, [k], config, policy, out / "prm", out / "rl", before=before, progress=progress)
-    register_policy(wh, k, config, rl.policy_dir, policy, out / "prm", wh.version("problems"), policy_metrics(rl),
-                    run_id=run_id)
+    _, rl = policy_stage(wh, k, config, models_dir, run_id=run_id, before=before, progress=progress)
     progress(f"round {k}: held-out accuracy {rl.before.accuracy:.3f} -> {rl.after.accuracy:.3f}")
-    return RoundReport(k, samples, labels, rollouts_paid(wh.root, k), out / "prm", f1, rl)
+    return RoundReport(k, samples, labels, rollouts_paid(wh.root, k), Path(prm.uri), f1, rl)
