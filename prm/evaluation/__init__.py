@@ -17,10 +17,9 @@ from prm.evaluation.prm_eval import (
     ScoredSolution,
     evaluate_best_of_n,
     evaluate_processbench,
-    evaluation_markdown,
-    evaluation_table,
     step_auc,
 )
+from prm.evaluation.table import evaluation_markdown, evaluation_table
 
 __all__ = [
     "ScoredSolution",

@@ -1,4 +1,5 @@
-"""A PRM folder scored on the held-out splits: its evaluation table rows and its ``step_scores`` rows."""
+"""A PRM folder scored on the held-out splits: its evaluation table rows (with its step sensitivity on the test
+split's sibling steps) and its ``step_scores`` rows."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation.prm_eval import DEFAULT_BON_N, evaluation_table
+from prm.evaluation.prm_eval import DEFAULT_BON_N
+from prm.evaluation.sensitivity import score_pairs, sibling_pairs, step_sensitivity
+from prm.evaluation.table import evaluation_table, sensitivity_row
 from prm.models import model_version
 from prm.scoring import load_prm, step_score_rows
 
@@ -51,4 +54,7 @@ def evaluate_folder(model_dir: Path, heldout: dict[str, list[dict]], label_metho
     test, test_scores = _score(scorer, heldout["test"], model)
     n = usable_bon_n(test, bon_n)
     rows = evaluation_table(model, label_method, val, test, bon_n=n, baselines=baselines, experiment=experiment)
+    pairs = sibling_pairs(heldout["test"])
+    right, wrong = score_pairs(scorer.score_batch, {s["problem_id"]: s["question"] for s in heldout["test"]}, pairs)
+    rows.append(sensitivity_row(model, label_method, step_sensitivity(pairs, right, wrong), experiment=experiment))
     return FolderEvaluation(model, rows, val_scores + test_scores, {"val": val, "test": test}, n)

@@ -8,6 +8,8 @@
   the same problems (an after-minus-before gain).
 * :func:`f1_difference_ci`: paired bootstrap of a ProcessBench F1 difference, resampling within the wrong
   and the correct group so both stay present.
+* :func:`problem_bootstrap_ci`: the same over problems for any statistic of whole problems (ProcessBench F1,
+  a pooled share, a paired difference of two scorers on the same problems).
 * :func:`roc_auc`: the probability that a random positive outranks a random negative, ties counting half
   (the Mann-Whitney U statistic over n_pos * n_neg).
 * :func:`gap_closed`: the share of the majority-vote-to-oracle gap a best-of-N picker closes.
@@ -16,7 +18,8 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -89,6 +92,37 @@ def bootstrap_mean_ci(values: Sequence[float], *, n_boot: int = 2000, seed: int 
     k = len(values)
     means = sorted(sum(values[rng.randrange(k)] for _ in range(k)) / k for _ in range(n_boot))
     return means[int(0.025 * n_boot)], means[min(n_boot - 1, int(0.975 * n_boot))]
+
+
+T = TypeVar("T")
+
+
+def problem_bootstrap_ci(problems: Sequence[T], statistic: Callable[[list[T]], float | None], *,
+                         n_boot: int = 1000, seed: int = 0) -> tuple[float, float] | None:
+    """95% percentile-bootstrap interval of ``statistic`` over problems: each replicate resamples the problems
+    (whatever one problem holds: its solutions, its sibling pairs, two scorers' verdicts on it) with replacement
+    and computes the statistic of the resample. Replicates where it is undefined (None) are skipped; None when
+    every one is.
+
+    >>> problem_bootstrap_ci([[1.0], [1.0, 1.0]], lambda ps: sum(map(sum, ps)) / sum(map(len, ps)))
+    (1.0, 1.0)
+    >>> low, high = problem_bootstrap_ci([[1.0], [0.0]] * 10, lambda ps: sum(p[0] for p in ps) / len(ps))
+    >>> low < 0.5 < high
+    True
+    """
+    if not problems:
+        return None
+    rng = random.Random(seed)
+    k = len(problems)
+    stats = []
+    for _ in range(n_boot):
+        value = statistic([problems[rng.randrange(k)] for _ in range(k)])
+        if value is not None:
+            stats.append(value)
+    if not stats:
+        return None
+    stats.sort()
+    return stats[int(0.025 * len(stats))], stats[min(len(stats) - 1, int(0.975 * len(stats)))]
 
 
 def paired_bootstrap_diff_ci(a: Sequence[float], b: Sequence[float], *, n_boot: int = 2000,

@@ -19,7 +19,6 @@ Pure functions over plain data (no torch, no dagster). Conventions:
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,7 +29,6 @@ import numpy as np
 
 from prm.evaluation.metrics import first_error_accuracies, gap_closed, harmonic_mean, processbench_f1, roc_auc
 from prm.format import first_error_of, labels_from_first_error
-from prm.format.markdown import markdown_table
 
 # How best-of-N picks with a PRM, in the order that breaks ties when choosing on validation: the solution whose
 # aggregated score is highest, or (``vote_*``) the answer whose solutions' aggregated scores sum highest, the
@@ -406,95 +404,7 @@ def length_baseline(solutions: Sequence[ScoredSolution]) -> list[ScoredSolution]
     return [replace(s, scores=tuple(1.0 / (k + 2) for k in range(s.n_steps))) for s in solutions]
 
 
-# --- the prm_evaluations table --------------------------------------------------------------------------
-
-def evaluation_table(model: str, label_method: str | None,
-                     val: Iterable[ScoredSolution | Mapping[str, Any]],
-                     test: Iterable[ScoredSolution | Mapping[str, Any]], *, split: str = "test",
-                     bon_n: int = DEFAULT_BON_N, grid: Sequence[float] | None = None,
-                     baselines: bool = True, experiment: str = "prm_evaluation") -> list[dict[str, Any]]:
-    """``prm_evaluations`` rows (without provenance) for ``model`` and, with ``baselines``, the constant and
-    length-only predictors plus majority vote, random pick and oracle, all on the same ``test`` solutions.
-
-    Per scorer: ``processbench_f1``, ``first_error_acc``, ``correct_acc`` (detail: the threshold and its
-    validation F1), ``step_auc`` (to the first error), ``step_auc_all``, ``bon_acc@N`` (the aggregation
-    chosen on validation), ``bon_acc@N:<aggregation>`` and ``bon_gap_closed@N``. References: ``bon_acc@N``.
-    ``val`` and ``test`` must not share a problem.
-
-    >>> sols = [{"solution_id": f"{p}{i}", "problem_id": p, "scores": [0.9, 0.2 if i else 0.8],
-    ...          "first_error": 1 if i else -1, "final_answer": str(i), "is_correct": not i}
-    ...         for p in "ab" for i in range(2)]
-    >>> rows = evaluation_table("prm", "omegaprm", sols[:2], sols[2:], bon_n=2)
-    >>> [(r["model"], r["value"]) for r in rows if r["metric"] == "processbench_f1"]
-    [('prm', 1.0), ('baseline:constant', 0.0), ('baseline:length', 0.0)]
-    """
-    val, test = as_solutions(val), as_solutions(test)
-    shared = {s.problem_id for s in val} & {s.problem_id for s in test}
-    if shared:
-        raise ValueError(f"validation and {split} share {len(shared)} problems (e.g. {sorted(shared)[:3]}); "
-                         "split by problem so the threshold and aggregation are not chosen on test")
-    rows = _scorer_rows(model, label_method, split, val, test, bon_n, grid, None)
-    if baselines:
-        rows += _scorer_rows(CONSTANT, None, split, constant_baseline(val), constant_baseline(test), bon_n, grid,
-                             NEVER_FLAG)
-        rows += _scorer_rows(LENGTH, None, split, length_baseline(val), length_baseline(test), bon_n, grid, None)
-        bon, n_problems = bon_accuracies(test, bon_n)
-        rows += [_row(ref, None, split, f"bon_acc@{bon_n}", bon[ref], n_problems) for ref in (MAJORITY, RANDOM, ORACLE)]
-    return [{"experiment": experiment, **row} for row in rows]  # what produced them: part of the table's key
-
-
-def _scorer_rows(model: str, label_method: str | None, split: str, val: list[ScoredSolution],
-                 test: list[ScoredSolution], bon_n: int, grid: Sequence[float] | None,
-                 threshold: float | None) -> list[dict[str, Any]]:
-    pb = evaluate_processbench(val, test, grid=grid, threshold=threshold)
-    how = {"threshold": pb.threshold, "chosen_on": pb.chosen_on, "val_f1": pb.val_f1}
-    auc, n_auc = step_auc(test)
-    auc_all, n_all = step_auc(test, all_steps=True)
-    bon = evaluate_best_of_n(val, test, bon_n)
-    picked = {"aggregation": bon.chosen, "val_accuracy": bon.val_accuracy}
-    return [
-        _row(model, label_method, split, "processbench_f1", pb.f1, pb.n_wrong + pb.n_correct, **how),
-        _row(model, label_method, split, "first_error_acc", pb.first_error_acc, pb.n_wrong, **how),
-        _row(model, label_method, split, "correct_acc", pb.correct_acc, pb.n_correct, **how),
-        _row(model, label_method, split, "step_auc", auc, n_auc, steps="up to the first error"),
-        _row(model, label_method, split, "step_auc_all", auc_all, n_all, steps="all"),
-        _row(model, label_method, split, f"bon_acc@{bon_n}", bon.prm, bon.n_problems, **picked),
-        *(_row(model, label_method, split, f"bon_acc@{bon_n}:{h}", bon.accuracy[h], bon.n_problems)
-          for h in AGGREGATIONS),
-        _row(model, label_method, split, f"bon_gap_closed@{bon_n}", bon.gap_closed, bon.n_problems,
-             majority=bon.accuracy[MAJORITY], oracle=bon.accuracy[ORACLE], **picked),
-    ]
-
-
-def _row(model: str, label_method: str | None, split: str, metric: str, value: float | None, n: int,
-         **detail: Any) -> dict[str, Any]:
-    return {"model": model, "label_method": label_method, "split": split, "metric": metric,
-            "value": None if value is None else float(value), "n": int(n),
-            "detail_json": json.dumps(detail, sort_keys=True) if detail else None}
-
-
-def evaluation_markdown(rows: Sequence[Mapping[str, Any]],
-                        metrics: Sequence[str] | None = None) -> str:
-    """``prm_evaluations`` rows as a markdown table: one line per (model, label method, split), one column per
-    metric (default: all, in order of first appearance), values to 3 decimals (``-`` = undefined or absent).
-
-    >>> print(evaluation_markdown([{"model": "prm", "label_method": "mc", "split": "test", "metric": "step_auc",
-    ...                             "value": 0.75, "n": 4, "detail_json": None}]))
-    | model | label_method | split | step_auc |
-    |---|---|---|---|
-    | prm | mc | test | 0.750 |
-    """
-    metrics = list(metrics) if metrics is not None else list(dict.fromkeys(r["metric"] for r in rows))
-    table: dict[tuple[str, str, str], dict[str, float | None]] = defaultdict(dict)
-    for r in rows:
-        value = None if r["value"] is None else float(r["value"])
-        table[(r["model"], r.get("label_method") or "-", r["split"])][r["metric"]] = value
-    keys = ("model", "label_method", "split")
-    return markdown_table([{**dict(zip(keys, key, strict=True)), **values} for key, values in table.items()],
-                          [*keys, *metrics])
-
-
 __all__ = ["AGGREGATIONS", "CONSTANT", "LENGTH", "MAJORITY", "ORACLE", "RANDOM", "BestOfN", "ProcessBenchResult",
            "ScoredSolution", "aggregate", "as_solutions", "bon_accuracies", "bon_curve", "choose_threshold",
-           "constant_baseline", "evaluate_best_of_n", "evaluate_processbench", "evaluation_markdown",
-           "evaluation_table", "length_baseline", "majority_pick", "predict_first_error", "step_auc"]
+           "constant_baseline", "evaluate_best_of_n", "evaluate_processbench", "length_baseline", "majority_pick",
+           "predict_first_error", "step_auc"]

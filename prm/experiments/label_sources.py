@@ -11,6 +11,7 @@ the PRM's ProcessBench F1 and best-of-N accuracy on test.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 from prm.evaluation.folder import evaluate_folder
 from prm.evaluation.heldout import heldout_solutions
-from prm.evaluation.prm_eval import DEFAULT_BON_N
+from prm.evaluation.prm_eval import DEFAULT_BON_N, MAJORITY, ORACLE
 from prm.format.markdown import markdown_table
 from prm.labeling.audit import audit_labels
 from prm.training.config import PRMTrainConfig
@@ -96,33 +97,61 @@ def compare_label_sources(root: str | Path, out_root: str | Path, config: Compar
         first = not any(r.eval_rows for r in results)  # the baselines once, beside the first PRM
         ev = evaluate_folder(folder, heldout, method, config.bon_n, baselines=first,
                              experiment="label_source_comparison")
-        own = {r["metric"]: r["value"] for r in ev.rows if r["model"] == ev.model}
         results.append(MethodResult(method, folder, ev.model, {
             "method": method, "label_f1": label_f1, "rollouts_per_step": rollouts_per_step,
-            "prm_f1": own.get("processbench_f1"), "bon_acc": own.get(f"bon_acc@{ev.bon_n}"),
-            "step_auc": own.get("step_auc"), "bon_n": ev.bon_n, "train_solutions": len(train_ids),
+            **headline(ev.rows, ev.model, ev.bon_n), "bon_n": ev.bon_n, "train_solutions": len(train_ids),
         }, ev.rows, ev.scores))
     return results
+
+
+def headline(rows: Sequence[dict[str, Any]], model: str, bon_n: int) -> dict[str, Any]:
+    """A scorer's headline figures from its evaluation rows, each with its 95% interval over test problems:
+    ``prm_f1``, ``step_auc``, ``step_sensitivity``, ``bon_acc`` and ``bon_gain`` (over majority vote, paired),
+    plus ``majority_acc`` and ``oracle_acc`` on the same problems."""
+    own = {r["metric"]: r for r in rows if r["model"] == model}
+    refs = {r["model"]: r["value"] for r in rows if r["metric"] == f"bon_acc@{bon_n}"}
+
+    def value(metric: str) -> float | None:
+        return own[metric]["value"] if metric in own else None
+
+    def ci(metric: str) -> list[float] | None:
+        detail = json.loads(own[metric]["detail_json"] or "{}") if metric in own else {}
+        return list(detail["ci"]) if detail.get("ci") is not None else None
+
+    gap = json.loads(own[f"bon_gap_closed@{bon_n}"]["detail_json"]) if f"bon_gap_closed@{bon_n}" in own else {}
+    return {"prm_f1": value("processbench_f1"), "prm_f1_ci": ci("processbench_f1"), "step_auc": value("step_auc"),
+            "step_sensitivity": value("step_sensitivity"), "step_sensitivity_ci": ci("step_sensitivity"),
+            "bon_acc": value(f"bon_acc@{bon_n}"), "bon_acc_ci": ci(f"bon_acc@{bon_n}"),
+            "bon_gain": value(f"bon_gain@{bon_n}"), "bon_gain_ci": ci(f"bon_gain@{bon_n}"),
+            "majority_acc": refs.get(MAJORITY, gap.get("majority")), "oracle_acc": refs.get(ORACLE, gap.get("oracle"))}
 
 
 def comparison_table(results: Sequence[MethodResult]) -> list[dict[str, Any]]:
     """The headline table: one row per method, then the baselines and best-of-N references on the same test set.
 
-    Keys: ``method``, ``label_f1``, ``rollouts_per_step``, ``prm_f1``, ``bon_acc`` (and ``skipped`` where a
+    Keys: ``method``, ``label_f1``, ``rollouts_per_step`` and :func:`headline`'s (and ``skipped`` where a
     method could not be trained).
     """
     table = [dict(r.summary) for r in results]
     bon_n = next((r.summary["bon_n"] for r in results if "bon_n" in r.summary), DEFAULT_BON_N)
     rows = [row for r in results for row in r.eval_rows]
     for name in sorted({row["model"] for row in rows} - {r.model for r in results}):
-        own = {row["metric"]: row["value"] for row in rows if row["model"] == name}
-        table.append({"method": name, "label_f1": None, "rollouts_per_step": None,
-                      "prm_f1": own.get("processbench_f1"), "bon_acc": own.get(f"bon_acc@{bon_n}")})
+        table.append({"method": name, "label_f1": None, "rollouts_per_step": None, **headline(rows, name, bon_n)})
     return table
 
 
 def comparison_markdown(table: Sequence[dict[str, Any]]) -> str:
     """The headline table as markdown (``-`` = not applicable)."""
-    cols = ("method", "label_f1", "rollouts_per_step", "prm_f1", "bon_acc")
+    cols = ("method", "label_f1", "rollouts_per_step", "prm_f1", "step_sensitivity", "bon_acc", "bon_gain")
     return markdown_table([f"| {row['method']} | skipped: {row['skipped'][:80]} |" + " |" * (len(cols) - 2)
-                           if row.get("skipped") else row for row in table], cols)
+                           if row.get("skipped") else _with_intervals(row) for row in table], cols)
+
+
+def _with_intervals(row: dict[str, Any]) -> dict[str, Any]:
+    """``0.812 [0.75, 0.86]`` for each figure that has an interval."""
+    out = dict(row)
+    for key in ("prm_f1", "step_sensitivity", "bon_acc", "bon_gain"):
+        if row.get(key) is not None and row.get(f"{key}_ci"):
+            low, high = row[f"{key}_ci"]
+            out[key] = f"{row[key]:.3f} [{low:.2f}, {high:.2f}]"
+    return out

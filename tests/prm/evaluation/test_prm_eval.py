@@ -27,12 +27,11 @@ from prm.evaluation.prm_eval import (
     constant_baseline,
     evaluate_best_of_n,
     evaluate_processbench,
-    evaluation_markdown,
-    evaluation_table,
     length_baseline,
     predict_first_error,
     step_auc,
 )
+from prm.evaluation.table import evaluation_markdown, evaluation_table
 from warehouse.schemas import PRM_EVALUATIONS
 
 

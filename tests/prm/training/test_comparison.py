@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from prm.evaluation.prm_eval import CONSTANT, LENGTH, MAJORITY, ORACLE
 from prm.experiments.label_sources import ComparisonConfig, compare_label_sources, comparison_markdown, comparison_table
 from prm.training import PRMTrainConfig, TrainingSetConfig
@@ -65,6 +67,10 @@ def test_every_method_is_scored_on_the_same_heldout_solutions(wh: Warehouse, tin
     for name in ("truth", "mc", "sympy"):
         summary = by_method[name].summary
         assert 0 <= summary["prm_f1"] <= 1 and 0 <= summary["bon_acc"] <= 1 and summary["bon_n"] == N_SAMPLES
+        for key in ("prm_f1", "bon_acc", "bon_gain"):  # every headline figure carries its interval over problems
+            low, high = summary[f"{key}_ci"]
+            assert low <= summary[key] <= high
+        assert summary["bon_gain"] == pytest.approx(summary["bon_acc"] - summary["majority_acc"])
     table = comparison_table(results)
     names = [row["method"] for row in table]
     assert {CONSTANT, LENGTH, MAJORITY, ORACLE} <= set(names)  # baselines and references, on the same test set

@@ -1,0 +1,51 @@
+"""The implicit-PRM baseline (PRIME): outcome-only training that moves per-step rewards, on the tiny LM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from prm.evaluation.reading import encode_solution
+from prm.training.implicit import ImplicitPRMConfig, implicit_scores, implicit_step_rewards, train_implicit_prm
+
+from .conftest import solution_steps
+
+
+def _rows() -> list[tuple[str, list[str], bool]]:
+    rows = []
+    for p in range(8):
+        for s in range(2):
+            steps, truth = solution_steps(p, s)
+            rows.append((f"Add up problem {p}.", steps, all(truth)))
+    return rows
+
+
+def test_outcome_training_rewards_right_solutions_above_wrong_ones(tiny_base: Path, tmp_path: Path) -> None:
+    rows = _rows()
+    config = ImplicitPRMConfig(base_model=str(tiny_base), max_steps=40, batch_size=8, learning_rate=3e-3, beta=0.5)
+    out = train_implicit_prm(rows, tmp_path / "implicit", config)
+    model = AutoModelForCausalLM.from_pretrained(out).eval()
+    ref = AutoModelForCausalLM.from_pretrained(tiny_base).eval()
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    rewards = implicit_step_rewards(model, ref, tokenizer, [(q, steps) for q, steps, _ in rows], beta=config.beta)
+    totals = [sum(r) for r in rewards]
+    right = [t for t, (_, _, ok) in zip(totals, rows, strict=True) if ok]
+    wrong = [t for t, (_, _, ok) in zip(totals, rows, strict=True) if not ok]
+    assert sum(right) / len(right) > sum(wrong) / len(wrong)  # before training both are exactly 0
+    scores = implicit_scores(rewards, "prefix")
+    assert all(0.0 < x < 1.0 for s in scores for x in s)
+
+
+def test_every_step_owns_its_tokens(tiny_base: Path) -> None:
+    tokenizer = AutoTokenizer.from_pretrained(tiny_base)
+    e = encode_solution(tokenizer, "Q", ["1+1 = 2", "2+2 = 4"])
+    (a, b), (c, d) = e.spans
+    assert a < b <= c < d == len(e.input_ids)
+
+
+def test_outcome_training_needs_both_outcomes(tiny_base: Path, tmp_path: Path) -> None:
+    rows = [r for r in _rows() if r[2]]
+    with pytest.raises(ValueError, match="both right and wrong"):
+        train_implicit_prm(rows, tmp_path / "x", ImplicitPRMConfig(base_model=str(tiny_base), max_steps=1))
