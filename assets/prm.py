@@ -171,8 +171,9 @@ class ComparisonAssetConfig(dg.Config):
 
 
 @dg.asset(group_name="prm", kinds={"pytorch", "delta"}, pool="engine", deps=["prm_training_set"],
-          description="One PRM per label method on the same problems and held-out test set: label F1 vs truth, "
-          "rollouts paid per step, PRM ProcessBench F1, best-of-N. The product's headline table.")
+          description="One PRM per label method on the same problems and held-out test sets: label F1 vs truth, "
+          "rollouts paid per step, PRM ProcessBench F1, step sensitivity, best-of-N and its gain over majority "
+          "vote, each with a 95% interval over test problems. The product's headline table.")
 def label_source_comparison(context: dg.AssetExecutionContext, config: ComparisonAssetConfig,
                             warehouse: WarehouseResource) -> dg.MaterializeResult:
     data = config.data
@@ -186,9 +187,12 @@ def label_source_comparison(context: dg.AssetExecutionContext, config: Compariso
                           writer="label_source_comparison")
     markdown = comparison_markdown(table)
     context.log.info("label-source comparison\n" + markdown)
-    plotted = [r for r in table if r.get("prm_f1") is not None]
+    first_test = next((r["test"] for r in table if r.get("test")), None)
+    plotted = [r for r in table if r.get("prm_f1") is not None and r.get("test") == first_test]
     meta = {"comparison": dg.MetadataValue.md(markdown), "dagster/row_count": len(rows)}
     if plotted:
-        plot = plot_label_sources(plotted, PRMArtifacts.default().plot("label_sources"))
+        plot = plot_label_sources(plotted, PRMArtifacts.default().plot("label_sources"),
+                                  metrics=("prm_f1", "step_sensitivity", "bon_acc"),
+                                  title=f"PRM quality by label source ({first_test} test, 95% intervals)")
         meta["plot"] = dg.MetadataValue.path(str(plot))
     return dg.MaterializeResult(metadata=meta)

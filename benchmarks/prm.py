@@ -5,12 +5,20 @@ Generates word problems of 4-8 steps (the shipped policy gets ~90% of 4-step and
 every level holds both right and wrong solutions; at 9-10 steps it is almost never right, which leaves best-of-N
 nothing to pick), samples 8 solutions each with vLLM, labels them through the partition functions the
 Dagster assets call (MC and OmegaPRM over one rollout cache, progress from MC's rollouts, SymPy, the
-``formal_override`` consensus), then trains one PRM per label source on the same problems (easy-to-hard:
-train and validate on <= ``--train-max-steps`` steps, test on longer problems) and evaluates all on the
-same held-out solutions with exact truth. It also times PRM training and scoring (batched vs one at a
-time). Each stage prints a JSON line; the last line is one object with ``train_tokens_per_s``,
-``score_steps_per_s_batched``, ``score_steps_per_s_single`` and ``comparison`` (a list of objects with
-``method``, ``label_f1``, ``rollouts_per_step``, ``prm_f1``, ``bon_acc``).
+``formal_override`` consensus), then trains one PRM per label source on the same problems, once per
+``--seeds`` seed, and evaluates all on the same held-out solutions with exact truth, on two test sets:
+``in_distribution`` (held-out problems of <= ``--train-max-steps`` steps, the training lengths) and
+``easy_to_hard`` (longer problems). Beside them: the constant and length baselines and two baselines that read
+steps without step labels (the policy's log-likelihood of each step; an implicit PRM, PRIME, fine-tuned on the
+train split's outcomes per seed). Every figure is the mean over seeds with a 95% interval over test problems
+(all seeds' verdicts on a problem resampled together); thresholds and best-of-N aggregations are chosen on
+validation. It also times PRM training and scoring (batched vs one at a time).
+
+Each stage prints a JSON line; the last line is one object with ``train_tokens_per_s``,
+``score_steps_per_s_batched``, ``score_steps_per_s_single`` and ``comparison``: rows with ``method``, ``test``,
+``label_f1``, ``rollouts_per_step``, ``prm_f1``, ``prm_f1_ci``, ``step_sensitivity``, ``step_sensitivity_ci``,
+``bon_acc``, ``bon_acc_ci``, ``bon_gain`` (over majority vote), ``bon_gain_ci``, ``majority_acc``, ``oracle_acc``,
+``seeds``. PRM folders stay under ``--workdir``/prms/seed<k>/<method>.
 """
 
 from __future__ import annotations
@@ -21,13 +29,26 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 # Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from prm.datagen.solutions import sample_solution_rows  # noqa: E402
-from prm.evaluation.heldout import heldout_solutions  # noqa: E402
-from prm.experiments.label_sources import ComparisonConfig, compare_label_sources, comparison_table  # noqa: E402
+from prm.evaluation.heldout import heldout_solutions, split_test_sets  # noqa: E402
+from prm.experiments.label_sources import (  # noqa: E402
+    ComparisonConfig,
+    compare_label_sources,
+    comparison_markdown,
+    comparison_table,
+)
+from prm.experiments.pooled import pooled_comparison  # noqa: E402
+from prm.experiments.reading_baselines import (  # noqa: E402
+    IMPLICIT_PRM,
+    POLICY_LOGLIK,
+    implicit_prm_runs,
+    policy_loglik_runs,
+)
 from prm.generation import GenerationConfig, make_backend  # noqa: E402
 from prm.generation.constants import SOLUTION_MAX_TOKENS  # noqa: E402
 from prm.labeling import MCConfig, OmegaPRMConfig  # noqa: E402
@@ -44,6 +65,7 @@ from prm.models.constants import ARITH_POLICY_NAME  # noqa: E402
 from prm.scoring import load_prm  # noqa: E402
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic  # noqa: E402
 from prm.training import PRMTrainConfig, TrainingSetConfig, read_prm_card, stratified_splits  # noqa: E402
+from prm.training.implicit import ImplicitPRMConfig  # noqa: E402
 from warehouse import Warehouse, connect  # noqa: E402
 from warehouse.methods import COMPARED_METHODS, LABEL_SOURCES, TRUTH  # noqa: E402
 
@@ -57,10 +79,13 @@ def _args() -> argparse.Namespace:
     p.add_argument("--samples", type=int, default=8, help="solutions per problem (best-of-N uses them all)")
     p.add_argument("--rollouts", type=int, default=8, help="MC rollouts per prefix and OmegaPRM's k")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of solutions")
-    p.add_argument("--train-max-steps", type=int, default=6, help="easy-to-hard: longer problems are the test set")
-    p.add_argument("--prm-steps", type=int, default=300, help="optimizer steps per PRM")
-    p.add_argument("--val-share", type=float, default=0.25, help="short problems held out for thresholds")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--train-max-steps", type=int, default=6, help="easy-to-hard: longer problems are a test set")
+    p.add_argument("--prm-steps", type=int, default=None, help="optimizer steps per PRM (default: PRMTrainConfig's)")
+    p.add_argument("--val-share", type=float, default=0.2, help="short problems held out for thresholds")
+    p.add_argument("--test-share", type=float, default=0.2, help="short problems held out: the in-distribution test")
+    p.add_argument("--seed", type=int, default=0, help="seeds the problems, the samples and the split")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="one PRM per label source per seed")
+    p.add_argument("--implicit-steps", type=int, default=400, help="optimizer steps of each implicit PRM (0: none)")
     p.add_argument("--methods", nargs="+", default=[*COMPARED_METHODS, "sympy"],
                    choices=LABEL_SOURCES, help="label sources compared (one PRM each)")
     p.add_argument("--workdir", default=None, help="keep the warehouse and PRMs here; a warehouse already holding "
@@ -69,7 +94,7 @@ def _args() -> argparse.Namespace:
     args = p.parse_args()
     if args.quick:
         args.levels, args.per_level, args.samples, args.rollouts, args.prm_steps = [4, 6, 8], 6, 4, 4, 60
-        args.val_share = 0.5
+        args.val_share, args.test_share, args.seeds, args.implicit_steps = 0.4, 0.3, [0, 1], 20
     return args
 
 
@@ -126,6 +151,18 @@ def scoring_speed(model_dir: Path, solutions: list[dict]) -> dict:
             "scored_steps": n_steps}
 
 
+def reading_baselines(con: Any, data: TrainingSetConfig, heldout: dict, sets: dict, bon_n: int, scratch: Path,
+                      args: argparse.Namespace) -> dict[str, dict[str, list]]:
+    """The policy log-likelihood and implicit-PRM baselines' runs per test set."""
+    extra = {POLICY_LOGLIK: policy_loglik_runs(ARITH_POLICY_NAME, heldout["val"], sets, bon_n)}
+    if args.implicit_steps:
+        train = heldout_solutions(con, stratified_splits(con, data), splits=("train",), source=SOURCE)["train"]
+        extra[IMPLICIT_PRM] = implicit_prm_runs(
+            train, heldout["val"], sets, bon_n, scratch / "prms", args.seeds,
+            ImplicitPRMConfig(max_steps=args.implicit_steps), progress=lambda m: print(m, file=sys.stderr, flush=True))
+    return extra
+
+
 def main() -> None:
     args = _args()
     with tempfile.TemporaryDirectory(prefix="prm-bench-") as tmp:
@@ -136,26 +173,37 @@ def main() -> None:
         else:
             build_labels(wh, args)
         data = TrainingSetConfig(method=TRUTH, train_max_steps=args.train_max_steps, val_share=args.val_share,
-                                 source=SOURCE, split_seed=args.seed)
-        config = ComparisonConfig(methods=tuple(args.methods), data=data,
-                                  train=PRMTrainConfig(max_steps=args.prm_steps, eval_steps=10_000,
-                                                       save_steps=10_000, seed=args.seed))
+                                 test_share=args.test_share, source=SOURCE, split_seed=args.seed)
+        steps = {} if args.prm_steps is None else {"max_steps": args.prm_steps}
         started = time.perf_counter()
-        results = compare_label_sources(wh.root, scratch / "prms", config,
-                                        progress=lambda m: print(m, file=sys.stderr, flush=True))
-        table = comparison_table(results)
-        for row in table:
-            _emit({"comparison_row": row})
+        by_seed = {}
+        for seed in args.seeds:
+            config = ComparisonConfig(methods=tuple(args.methods), data=data,
+                                      train=PRMTrainConfig(**steps, eval_steps=10_000, save_steps=10_000, seed=seed))
+            by_seed[seed] = compare_label_sources(wh.root, scratch / "prms" / f"seed{seed}", config,
+                                                  progress=lambda m: print(m, file=sys.stderr, flush=True))
+            for row in comparison_table(by_seed[seed]):
+                _emit({"seed": seed, "comparison_row": row})
         _emit({"comparison_seconds": round(time.perf_counter() - started, 1)})
-        trained = [r for r in results if r.model_dir is not None]
-        card = read_prm_card(trained[0].model_dir)
         con = connect(wh.root)
         heldout = heldout_solutions(con, stratified_splits(con, data), source=SOURCE)
+        sets = split_test_sets(heldout["test"], args.train_max_steps)
+        first = by_seed[args.seeds[0]]
+        bon_n = next(r.summary["bon_n"] for r in first if "bon_n" in r.summary)
+        extra = reading_baselines(con, data, heldout, sets, bon_n, scratch, args)
+        table = pooled_comparison(by_seed, sets, extra)
+        for row in table:
+            row["seeds"] = args.seeds if row["seeds"] > 1 else row["seeds"]
+        print(comparison_markdown(table), file=sys.stderr)
+        trained = [r for r in first if r.model_dir is not None]
+        card = read_prm_card(trained[0].model_dir)
         speed = scoring_speed(trained[0].model_dir, heldout["test"])
-        keys = ("method", "label_f1", "rollouts_per_step", "prm_f1", "bon_acc")
+        keys = ("method", "test", "label_f1", "rollouts_per_step", "prm_f1", "prm_f1_ci", "step_sensitivity",
+                "step_sensitivity_ci", "bon_acc", "bon_acc_ci", "bon_gain", "bon_gain_ci", "majority_acc",
+                "oracle_acc", "seeds")
         _emit({"train_tokens_per_s": card["final_metrics"]["train_tokens_per_s"], **speed,
                "batched_speedup": speed["score_steps_per_s_batched"] / speed["score_steps_per_s_single"],
-               "comparison": [{k: row.get(k) for k in keys} for row in table]})
+               "bon_n": bon_n, "comparison": [{k: row.get(k) for k in keys} for row in table]})
 
 
 if __name__ == "__main__":

@@ -3,13 +3,13 @@ split's sibling steps) and its ``step_scores`` rows."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from prm.evaluation.prm_eval import DEFAULT_BON_N
-from prm.evaluation.sensitivity import score_pairs, sibling_pairs, step_sensitivity
+from prm.evaluation.sensitivity import SiblingPair, score_pairs, sibling_pairs, step_sensitivity
 from prm.evaluation.table import evaluation_table, sensitivity_row
 from prm.models import model_version
 from prm.scoring import load_prm, step_score_rows
@@ -30,6 +30,7 @@ class FolderEvaluation:
     scores: list[dict[str, Any]]  # step_scores rows
     scored: dict[str, list[dict[str, Any]]]  # per split: the solutions with their ``scores``
     bon_n: int  # N of best-of-N actually used (at most the solutions every test problem has)
+    siblings: dict[str, tuple[list[SiblingPair], list[float], list[float]]]  # per test set: pairs and scores
 
 
 def usable_bon_n(solutions: Sequence[dict], wanted: int = DEFAULT_BON_N) -> int:
@@ -45,16 +46,27 @@ def usable_bon_n(solutions: Sequence[dict], wanted: int = DEFAULT_BON_N) -> int:
 
 
 def evaluate_folder(model_dir: Path, heldout: dict[str, list[dict]], label_method: str | None,
-                    bon_n: int = DEFAULT_BON_N, baselines: bool = True,
-                    experiment: str = "prm_evaluation") -> FolderEvaluation:
-    """Score the held-out solutions with the PRM in ``model_dir`` and evaluate it (see the module docstring)."""
+                    bon_n: int = DEFAULT_BON_N, baselines: bool = True, experiment: str = "prm_evaluation",
+                    test_sets: Mapping[str, Sequence[dict]] | None = None) -> FolderEvaluation:
+    """Score the held-out solutions with the PRM in ``model_dir`` and evaluate it (see the module docstring).
+
+    ``test_sets`` names subsets of ``heldout["test"]`` (:func:`prm.evaluation.heldout.split_test_sets`) evaluated
+    apart, each row's ``split`` being its name; by default the whole test split, as ``test``."""
     model = model_version(str(model_dir))
     scorer = load_prm(model_dir)
     val, val_scores = _score(scorer, heldout["val"], model)
     test, test_scores = _score(scorer, heldout["test"], model)
     n = usable_bon_n(test, bon_n)
-    rows = evaluation_table(model, label_method, val, test, bon_n=n, baselines=baselines, experiment=experiment)
-    pairs = sibling_pairs(heldout["test"])
-    right, wrong = score_pairs(scorer.score_batch, {s["problem_id"]: s["question"] for s in heldout["test"]}, pairs)
-    rows.append(sensitivity_row(model, label_method, step_sensitivity(pairs, right, wrong), experiment=experiment))
-    return FolderEvaluation(model, rows, val_scores + test_scores, {"val": val, "test": test}, n)
+    scored = {s["solution_id"]: s for s in test}
+    rows: list[dict[str, Any]] = []
+    siblings = {}
+    for name, subset in (test_sets or {"test": heldout["test"]}).items():
+        chosen = [scored[s["solution_id"]] for s in subset]
+        rows += evaluation_table(model, label_method, val, chosen, split=name, bon_n=usable_bon_n(chosen, n),
+                                 baselines=baselines, experiment=experiment)
+        pairs = sibling_pairs(chosen)
+        right, wrong = score_pairs(scorer.score_batch, {s["problem_id"]: s["question"] for s in chosen}, pairs)
+        siblings[name] = (pairs, right, wrong)
+        rows.append(sensitivity_row(model, label_method, step_sensitivity(pairs, right, wrong), split=name,
+                                    experiment=experiment))
+    return FolderEvaluation(model, rows, val_scores + test_scores, {"val": val, "test": test}, n, siblings)

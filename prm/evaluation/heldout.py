@@ -12,6 +12,8 @@ from prm.datagen.synthetic import policy_written_sql
 from warehouse import connect
 from warehouse.db import source_clause
 
+IN_DISTRIBUTION, EASY_TO_HARD = "in_distribution", "easy_to_hard"  # the two test sets, by gold step count
+
 # Ok solutions with exact truth (generated tasks) and their ordered steps; model-written rows only.
 _SOLUTIONS_SQL = f"""
 SELECT so.solution_id, so.problem_id, p.question, p.n_gold_steps, so.final_answer, so.is_correct,
@@ -45,3 +47,20 @@ def heldout_solutions(con_or_root: duckdb.DuckDBPyConnection | str | Path, split
             row["steps"] = [text for _, text in sorted(steps[row["solution_id"]])]
             out[split].append(row)
     return out
+
+
+def split_test_sets(test: list[dict], train_max_steps: int | None) -> dict[str, list[dict]]:
+    """The test split as named test sets: ``in_distribution`` (problems of the training lengths) and, with
+    ``train_max_steps``, ``easy_to_hard`` (longer problems); an empty set is left out.
+
+    >>> sets = split_test_sets([{"n_gold_steps": 2}, {"n_gold_steps": 5}], train_max_steps=3)
+    >>> {name: [s["n_gold_steps"] for s in rows] for name, rows in sets.items()}
+    {'in_distribution': [2], 'easy_to_hard': [5]}
+    >>> list(split_test_sets([{"n_gold_steps": 5}], None))
+    ['in_distribution']
+    """
+    if train_max_steps is None:
+        return {IN_DISTRIBUTION: list(test)} if test else {}
+    longer = [s for s in test if s["n_gold_steps"] is None or s["n_gold_steps"] > train_max_steps]
+    short = [s for s in test if not (s["n_gold_steps"] is None or s["n_gold_steps"] > train_max_steps)]
+    return {name: rows for name, rows in ((IN_DISTRIBUTION, short), (EASY_TO_HARD, longer)) if rows}

@@ -1,5 +1,9 @@
 """95% intervals over test *problems* for a PRM's headline figures: ProcessBench F1, best-of-N accuracy and
-its paired gain over majority vote on the same problems (a problem's solutions are resampled together)."""
+its paired gain over majority vote on the same problems (a problem's solutions are resampled together).
+
+The ``pooled_*`` functions take several seeds' PRMs scored on the same test set: the figure is the mean over
+seeds, and a bootstrap replicate resamples problems with every seed's verdicts on a problem kept together, so
+the interval covers the test problems and the seeds at once."""
 
 from __future__ import annotations
 
@@ -65,3 +69,39 @@ def bon_intervals(test: Sequence[ScoredSolution], n: int, how: str, *, seed: int
     a, b = [picked[p] for p in pids], [majority[p] for p in pids]
     return {"ci": bootstrap_mean_ci(a, seed=seed), "gain": (sum(a) - sum(b)) / len(pids),
             "gain_ci": paired_bootstrap_diff_ci(a, b, seed=seed)}
+
+
+def pooled_f1(runs: Sequence[tuple[Sequence[ScoredSolution], float]], *, seed: int = 0
+              ) -> tuple[float | None, tuple[float, float] | None]:
+    """(ProcessBench F1 over every seed's verdicts, its interval) from (test solutions, threshold) per seed."""
+    per_problem: dict[str, Verdicts] = defaultdict(list)
+    for test, threshold in runs:
+        for s in test:
+            if s.first_error is not None:
+                per_problem[s.problem_id].append((predict_first_error(s.scores, threshold), s.first_error))
+    problems = list(per_problem.values())
+    return _f1(problems), problem_bootstrap_ci(problems, _f1, seed=seed)
+
+
+def pooled_bon(runs: Sequence[tuple[Sequence[ScoredSolution], str]], n: int, *, seed: int = 0) -> dict[str, object]:
+    """Best-of-``n`` over seeds from (test solutions, chosen aggregation) per seed: the accuracy averaged over
+    seeds per problem, its interval, and the paired gain over majority vote (which no seed changes).
+
+    >>> sols = [ScoredSolution(f"{p}{i}", p, (0.9 if i else 0.2,), -1, str(i), bool(i)) for p in "ab" for i in (0, 1)]
+    >>> r = pooled_bon([(sols, "min"), (sols, "last")], 2)
+    >>> r["bon_acc"], r["majority_acc"], r["bon_gain"]
+    (1.0, 0.0, 1.0)
+    """
+    picks: dict[str, list[float]] = defaultdict(list)
+    for test, how in runs:
+        for pid, ok in bon_correct(test, n, how).items():
+            picks[pid].append(ok)
+    majority = bon_correct(runs[0][0], n, MAJORITY) if runs else {}
+    pids = sorted(p for p in picks if p in majority)
+    if not pids:
+        return dict.fromkeys(("bon_acc", "bon_acc_ci", "bon_gain", "bon_gain_ci", "majority_acc"))
+    a = [sum(picks[p]) / len(picks[p]) for p in pids]
+    b = [majority[p] for p in pids]
+    return {"bon_acc": sum(a) / len(a), "bon_acc_ci": bootstrap_mean_ci(a, seed=seed),
+            "bon_gain": (sum(a) - sum(b)) / len(a), "bon_gain_ci": paired_bootstrap_diff_ci(a, b, seed=seed),
+            "majority_acc": sum(b) / len(b)}

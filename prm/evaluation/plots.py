@@ -55,10 +55,11 @@ def plot_best_of_n(curve: Sequence[BestOfN], path: str | os.PathLike[str], *, ti
 def plot_label_sources(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], *,
                        metrics: Sequence[str] = ("prm_f1", "bon_acc"),
                        title: str = "PRM quality by label source") -> Path:
-    """Grouped bars, one group per ``method`` row and one bar per metric (``None`` leaves a gap).
+    """Grouped bars, one group per ``method`` row and one bar per metric (``None`` leaves a gap), with the 95%
+    interval as an error bar where the row has ``<metric>_ci``.
 
-    ``rows`` is the label-source comparison table (keys ``method``, ``prm_f1``, ``bon_acc``, ...). Returns
-    ``path``.
+    ``rows`` is the label-source comparison table (keys ``method``, ``prm_f1``, ``bon_acc``, ...) on one test
+    set. Returns ``path``.
     """
     if not rows:
         raise ValueError("plot_label_sources got no rows; pass the comparison table, one row per label method")
@@ -72,7 +73,10 @@ def plot_label_sources(rows: Sequence[Mapping[str, Any]], path: str | os.PathLik
     for j, metric in enumerate(metrics):
         values = [math.nan if r.get(metric) is None else float(r[metric]) for r in rows]
         xs = [i + (j - (len(metrics) - 1) / 2) * width for i in range(len(rows))]
-        bars = ax.bar(xs, values, width, label=metric)
+        cis = [r.get(f"{metric}_ci") for r in rows]
+        yerr = [[0.0 if c is None or math.isnan(v) else max(0.0, v - c[0]) for v, c in zip(values, cis, strict=True)],
+                [0.0 if c is None or math.isnan(v) else max(0.0, c[1] - v) for v, c in zip(values, cis, strict=True)]]
+        bars = ax.bar(xs, values, width, label=metric, yerr=yerr if any(c for c in cis) else None, capsize=2)
         ax.bar_label(bars, labels=["-" if math.isnan(v) else f"{v:.2f}" for v in values], fontsize="x-small")
     ax.set_xticks(range(len(rows)), [str(r["method"]) for r in rows], rotation=20, ha="right")
     ax.set_ylim(0, 1.1)

@@ -82,14 +82,24 @@ def step_sensitivity(pairs: Sequence[SiblingPair], right_scores: Sequence[float]
     if not len(pairs) == len(right_scores) == len(wrong_scores):
         raise ValueError(f"{len(pairs)} pairs but {len(right_scores)} right and {len(wrong_scores)} wrong scores; "
                          "score both siblings of every pair")
-    if not pairs:
-        return Sensitivity(None, None, 0, 0)
+    return pooled_sensitivity([(pairs, right_scores, wrong_scores)], seed=seed)
+
+
+def pooled_sensitivity(runs: Sequence[tuple[Sequence[SiblingPair], Sequence[float], Sequence[float]]], *,
+                       seed: int = 0) -> Sensitivity:
+    """Step sensitivity over several seeds' PRMs (pairs, right scores, wrong scores per seed): the share over
+    every seed's pairs, its interval resampling problems with all seeds' pairs of a problem together."""
     per_problem: dict[str, list[float]] = defaultdict(list)
-    for pair, r, w in zip(pairs, right_scores, wrong_scores, strict=True):
-        per_problem[pair.problem_id].append(1.0 if r > w else 0.5 if r == w else 0.0)
+    n_pairs = 0
+    for pairs, right, wrong in runs:
+        for pair, r, w in zip(pairs, right, wrong, strict=True):
+            per_problem[pair.problem_id].append(1.0 if r > w else 0.5 if r == w else 0.0)
+            n_pairs += 1
+    if not per_problem:
+        return Sensitivity(None, None, 0, 0)
     groups = list(per_problem.values())
-    ci = problem_bootstrap_ci(groups, _pooled_share, seed=seed)
-    return Sensitivity(_pooled_share(groups), ci, len(pairs), len(groups))
+    return Sensitivity(_pooled_share(groups), problem_bootstrap_ci(groups, _pooled_share, seed=seed), n_pairs,
+                       len(groups))
 
 
 def _pooled_share(groups: list[list[float]]) -> float:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from prm.evaluation.folder import evaluate_folder
-from prm.evaluation.heldout import heldout_solutions
+from prm.evaluation.heldout import heldout_solutions, split_test_sets
 from prm.evaluation.prm_eval import DEFAULT_BON_N, MAJORITY, ORACLE
 from prm.format.markdown import markdown_table
 from prm.labeling.audit import audit_labels
@@ -50,6 +50,11 @@ class MethodResult:
     summary: dict[str, Any]  # method, label_f1, rollouts_per_step, prm_f1, bon_acc (+ counts, skipped reason)
     eval_rows: list[dict[str, Any]]
     scores: list[dict[str, Any]]  # step_scores rows on the held-out solutions
+    # Per test set (in_distribution, easy_to_hard): the summary's headline figures on that set; the summary
+    # itself holds the first set's.
+    by_test: dict[str, dict[str, Any]] = field(default_factory=dict)
+    scored: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # val/test solutions with ``scores``
+    siblings: dict[str, Any] = field(default_factory=dict)  # per test set: (sibling pairs, right, wrong scores)
 
 
 def _label_quality(con: Any, method: str, train_ids: set[str]) -> tuple[float | None, float | None]:
@@ -78,6 +83,7 @@ def compare_label_sources(root: str | Path, out_root: str | Path, config: Compar
     config = config or ComparisonConfig()
     con = connect(root)
     heldout = heldout_solutions(con, stratified_splits(con, config.data), source=config.data.source)
+    sets = split_test_sets(heldout["test"], config.data.train_max_steps)
     if not heldout["val"] or not heldout["test"]:
         raise ValueError(f"the held-out splits hold {len(heldout['val'])} validation and {len(heldout['test'])} "
                          "test solutions with exact truth; label more generated problems (or lower train_max_steps)")
@@ -96,18 +102,20 @@ def compare_label_sources(root: str | Path, out_root: str | Path, config: Compar
         folder = train_prm(ts, Path(out_root) / method, config.train)
         first = not any(r.eval_rows for r in results)  # the baselines once, beside the first PRM
         ev = evaluate_folder(folder, heldout, method, config.bon_n, baselines=first,
-                             experiment="label_source_comparison")
+                             experiment="label_source_comparison", test_sets=sets)
+        by_test = {name: headline(ev.rows, ev.model, ev.bon_n, name) for name in sets}
         results.append(MethodResult(method, folder, ev.model, {
             "method": method, "label_f1": label_f1, "rollouts_per_step": rollouts_per_step,
-            **headline(ev.rows, ev.model, ev.bon_n), "bon_n": ev.bon_n, "train_solutions": len(train_ids),
-        }, ev.rows, ev.scores))
+            **next(iter(by_test.values())), "bon_n": ev.bon_n, "train_solutions": len(train_ids),
+        }, ev.rows, ev.scores, by_test, ev.scored, ev.siblings))
     return results
 
 
-def headline(rows: Sequence[dict[str, Any]], model: str, bon_n: int) -> dict[str, Any]:
-    """A scorer's headline figures from its evaluation rows, each with its 95% interval over test problems:
-    ``prm_f1``, ``step_auc``, ``step_sensitivity``, ``bon_acc`` and ``bon_gain`` (over majority vote, paired),
-    plus ``majority_acc`` and ``oracle_acc`` on the same problems."""
+def headline(rows: Sequence[dict[str, Any]], model: str, bon_n: int, test: str) -> dict[str, Any]:
+    """A scorer's headline figures on one test set from its evaluation rows, each with its 95% interval over
+    test problems: ``prm_f1``, ``step_auc``, ``step_sensitivity``, ``bon_acc`` and ``bon_gain`` (over majority
+    vote, paired), plus ``majority_acc`` and ``oracle_acc`` on the same problems."""
+    rows = [r for r in rows if r["split"] == test]
     own = {r["metric"]: r for r in rows if r["model"] == model}
     refs = {r["model"]: r["value"] for r in rows if r["metric"] == f"bon_acc@{bon_n}"}
 
@@ -119,7 +127,8 @@ def headline(rows: Sequence[dict[str, Any]], model: str, bon_n: int) -> dict[str
         return list(detail["ci"]) if detail.get("ci") is not None else None
 
     gap = json.loads(own[f"bon_gap_closed@{bon_n}"]["detail_json"]) if f"bon_gap_closed@{bon_n}" in own else {}
-    return {"prm_f1": value("processbench_f1"), "prm_f1_ci": ci("processbench_f1"), "step_auc": value("step_auc"),
+    return {"test": test, "prm_f1": value("processbench_f1"), "prm_f1_ci": ci("processbench_f1"),
+            "step_auc": value("step_auc"),
             "step_sensitivity": value("step_sensitivity"), "step_sensitivity_ci": ci("step_sensitivity"),
             "bon_acc": value(f"bon_acc@{bon_n}"), "bon_acc_ci": ci(f"bon_acc@{bon_n}"),
             "bon_gain": value(f"bon_gain@{bon_n}"), "bon_gain_ci": ci(f"bon_gain@{bon_n}"),
@@ -127,23 +136,28 @@ def headline(rows: Sequence[dict[str, Any]], model: str, bon_n: int) -> dict[str
 
 
 def comparison_table(results: Sequence[MethodResult]) -> list[dict[str, Any]]:
-    """The headline table: one row per method, then the baselines and best-of-N references on the same test set.
+    """The headline table: per test set, one row per method, then the baselines and best-of-N references on
+    the same test set.
 
-    Keys: ``method``, ``label_f1``, ``rollouts_per_step`` and :func:`headline`'s (and ``skipped`` where a
-    method could not be trained).
+    Keys: ``method``, ``label_f1``, ``rollouts_per_step`` and :func:`headline`'s (with ``test``), plus
+    ``skipped`` where a method could not be trained.
     """
-    table = [dict(r.summary) for r in results]
     bon_n = next((r.summary["bon_n"] for r in results if "bon_n" in r.summary), DEFAULT_BON_N)
     rows = [row for r in results for row in r.eval_rows]
-    for name in sorted({row["model"] for row in rows} - {r.model for r in results}):
-        table.append({"method": name, "label_f1": None, "rollouts_per_step": None, **headline(rows, name, bon_n)})
+    tests = list(dict.fromkeys(t for r in results for t in r.by_test))
+    table = [dict(r.summary) for r in results if not r.by_test]  # skipped methods
+    for test in tests:
+        table += [{**r.summary, **r.by_test[test]} for r in results if test in r.by_test]
+        for name in sorted({row["model"] for row in rows if row["split"] == test} - {r.model for r in results}):
+            table.append({"method": name, "label_f1": None, "rollouts_per_step": None,
+                          **headline(rows, name, bon_n, test)})
     return table
 
 
 def comparison_markdown(table: Sequence[dict[str, Any]]) -> str:
     """The headline table as markdown (``-`` = not applicable)."""
-    cols = ("method", "label_f1", "rollouts_per_step", "prm_f1", "step_sensitivity", "bon_acc", "bon_gain")
-    return markdown_table([f"| {row['method']} | skipped: {row['skipped'][:80]} |" + " |" * (len(cols) - 2)
+    cols = ("test", "method", "label_f1", "rollouts_per_step", "prm_f1", "step_sensitivity", "bon_acc", "bon_gain")
+    return markdown_table([f"| - | {row['method']} | skipped: {row['skipped'][:80]} |" + " |" * (len(cols) - 3)
                            if row.get("skipped") else _with_intervals(row) for row in table], cols)
 
 

@@ -9,7 +9,8 @@ solution becomes one row in TRL's stepwise-supervision form. Decisions:
   wrong and right solutions where the data has them, and PRMs trained on different label methods share the
   same held-out problems (:func:`~prm.training.splits.stratified_splits` is what evaluation calls too).
 * **Easy to hard** (``train_max_steps = n``, Sun et al. 2024 "Easy-to-Hard Generalization"): problems with
-  more than ``n`` gold steps are the test split; the rest split into train and val by hash.
+  more than ``n`` gold steps are test (the easy-to-hard test set); the rest split by share, so ``test_share``
+  of them are test too (the in-distribution test set; :func:`prm.evaluation.heldout.split_test_sets` tells them apart).
 * **Missing labels**: a solution with a step the method did not label (no row, or ``hard_label`` null for
   ``unverifiable``) is dropped whole, never trained on a prefix, and counted in the stats.
 * **Balance** only touches the train split (val and test keep the real class mix that metrics need):
@@ -54,9 +55,9 @@ class TrainingSetConfig:
     consensus_only: bool = False  # keep only solutions that also carry `consensus` labels (Zhang et al. 2025)
     balance: str = "none"  # "none" | "downsample" (train solutions) | "weight" (loss weights); see module doc
     val_share: float = 0.1  # share of problems for validation: checkpoint metrics, thresholds
-    test_share: float = 0.2  # share of problems held out; unused with train_max_steps (longer problems are test)
+    test_share: float = 0.2  # share of problems held out (with train_max_steps: of the short ones, in distribution)
     split_seed: int = 0  # seeds the problem hash and the downsampling
-    train_max_steps: int | None = None  # easy-to-hard: train+val on <= n gold steps, test on longer problems
+    train_max_steps: int | None = None  # easy-to-hard: train/val/test on <= n gold steps, and test on longer ones
     # Only problems of this warehouse source (e.g. "arith"), or of these sources (a flywheel window of rounds);
     # None = every source.
     source: str | tuple[str, ...] | None = None
@@ -76,7 +77,7 @@ class TrainingSetConfig:
             raise ValueError(f"balance={self.balance!r} must be one of {BALANCES}")
         if not (0 <= self.val_share < 1 and 0 <= self.test_share < 1):
             raise ValueError(f"val_share={self.val_share} and test_share={self.test_share} must be in [0, 1)")
-        if self.train_max_steps is None and self.val_share + self.test_share >= 1:
+        if self.val_share + self.test_share >= 1:
             raise ValueError(f"val_share + test_share = {self.val_share + self.test_share:g} leaves no problems "
                              "to train on; keep their sum below 1")
         if self.train_max_steps is not None and self.train_max_steps < 1:

@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from prm.evaluation.heldout import EASY_TO_HARD, IN_DISTRIBUTION, heldout_solutions, split_test_sets
 from prm.evaluation.prm_eval import CONSTANT, LENGTH, MAJORITY, ORACLE
 from prm.experiments.label_sources import ComparisonConfig, compare_label_sources, comparison_markdown, comparison_table
-from prm.training import PRMTrainConfig, TrainingSetConfig
-from warehouse import Warehouse
+from prm.experiments.pooled import pooled_comparison
+from prm.training import PRMTrainConfig, TrainingSetConfig, stratified_splits
+from warehouse import Warehouse, connect
 
 from .conftest import DAY, solution_steps
 
@@ -78,3 +80,35 @@ def test_every_method_is_scored_on_the_same_heldout_solutions(wh: Warehouse, tin
     assert oracle["bon_acc"] == 1.0  # solution 0 of every problem is right
     markdown = comparison_markdown(table)
     assert markdown.count("\n") == len(table) + 1 and "skipped" in markdown
+
+
+def test_seeds_pool_into_one_row_per_method_and_test_set(wh: Warehouse, tiny_base: Path, tmp_path: Path) -> None:
+    _fill(wh)
+    data = TrainingSetConfig(method="truth", val_share=0.3, test_share=0.3, train_max_steps=3)
+
+    def run(seed: int, out: str) -> list:
+        train = PRMTrainConfig(base_model=str(tiny_base), max_steps=4, batch_size=8, eval_steps=1000,
+                               save_steps=1000, seed=seed)
+        return compare_label_sources(wh.root, tmp_path / out, ComparisonConfig(methods=("truth",), data=data,
+                                                                                train=train), progress=lambda _: None)
+
+    seeds = {0: run(0, "a"), 1: run(1, "b")}
+    again = run(0, "c")
+
+    def scores(results: list) -> list:
+        return [s["scores"] for s in results[0].scored["test"]]
+
+    assert scores(again) == scores(seeds[0])  # a fixed seed repeats its PRM
+    assert scores(seeds[1]) != scores(seeds[0])  # another seed changes it
+    assert set(seeds[0][0].by_test) == {IN_DISTRIBUTION, EASY_TO_HARD}  # 4-step problems are easy-to-hard
+    con = connect(wh.root)
+    heldout = heldout_solutions(con, stratified_splits(con, data), source="arith")
+    table = pooled_comparison(seeds, split_test_sets(heldout["test"], data.train_max_steps))
+    truth = [r for r in table if r["method"] == "truth"]
+    assert [r["test"] for r in truth] == [IN_DISTRIBUTION, EASY_TO_HARD] and all(r["seeds"] == 2 for r in truth)
+    for row in truth:
+        for key in ("prm_f1", "bon_acc", "step_sensitivity"):
+            low, high = row[f"{key}_ci"]
+            assert low <= row[key] <= high
+    length = next(r for r in table if r["method"] == LENGTH and r["test"] == IN_DISTRIBUTION)
+    assert length["step_sensitivity"] == 0.5  # a prior over position ties every sibling pair

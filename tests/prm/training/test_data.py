@@ -31,10 +31,18 @@ def test_no_problem_is_in_two_splits(labeled_wh: Warehouse, seed: int) -> None:
 
 
 def test_easy_to_hard_tests_on_longer_problems(labeled_wh: Warehouse) -> None:
-    ts = build_training_set(labeled_wh.root, TrainingSetConfig(method="sympy", train_max_steps=2, val_share=0.5))
+    ts = build_training_set(labeled_wh.root, TrainingSetConfig(method="sympy", train_max_steps=2, val_share=0.5,
+                                                               test_share=0.0))
     assert {r["n_gold_steps"] for r in ts.split("test")} == {3, 4}
     assert {r["n_gold_steps"] for r in ts.split("train") + ts.split("val")} == {1, 2}
     assert ts.split("val"), "val still comes from the short problems"
+
+
+def test_easy_to_hard_also_holds_out_short_problems_in_distribution(labeled_wh: Warehouse) -> None:
+    ts = build_training_set(labeled_wh.root, TrainingSetConfig(method="sympy", train_max_steps=2, val_share=0.3,
+                                                               test_share=0.3, split_seed=1))
+    assert {r["n_gold_steps"] for r in ts.split("test")} == {1, 2, 3, 4}  # in distribution and easy-to-hard
+    assert {r["n_gold_steps"] for r in ts.split("train") + ts.split("val")} == {1, 2}
 
 
 def test_rows_are_trl_stepwise_supervision(labeled_wh: Warehouse) -> None:

@@ -52,7 +52,7 @@ def test_a_lone_problem_of_an_outcome_trains(seed: int) -> None:
 
 
 def test_easy_to_hard_keeps_test_as_the_long_problems() -> None:
-    config = TrainingSetConfig(method="truth", val_share=0.2, train_max_steps=3)
+    config = TrainingSetConfig(method="truth", val_share=0.2, test_share=0.0, train_max_steps=3)
     problems = _problems(30, wrong={1, 4, 7})
     splits = stratify(problems, config)
     assert set(splits.moved.values()) <= {"val"}

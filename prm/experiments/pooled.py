@@ -1,0 +1,96 @@
+"""The label-source comparison over several seeds: one row per (method, test set), each figure the mean over
+seeds with a 95% interval over test problems that resamples every seed's verdicts on a problem together."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prm.evaluation.intervals import pooled_bon, pooled_f1
+from prm.evaluation.prm_eval import (
+    CONSTANT,
+    LENGTH,
+    ORACLE,
+    ScoredSolution,
+    as_solutions,
+    bon_accuracies,
+    constant_baseline,
+    length_baseline,
+)
+from prm.evaluation.sensitivity import SiblingPair, pooled_sensitivity
+from prm.experiments.label_sources import MethodResult
+
+Siblings = tuple[Sequence[SiblingPair], Sequence[float], Sequence[float]]
+
+
+def _detail(rows: Sequence[Mapping[str, Any]], model: str, test: str, metric: str) -> dict[str, Any]:
+    row = next((r for r in rows if r["model"] == model and r["split"] == test and r["metric"] == metric), None)
+    return json.loads(row["detail_json"] or "{}") if row else {}
+
+
+def pooled_row(runs: Sequence[tuple[list[ScoredSolution], float, str, Siblings | None]], bon_n: int
+               ) -> dict[str, Any]:
+    """One scorer's figures over seeds, from (test solutions, threshold, best-of-N aggregation, sibling scores)
+    per seed (threshold and aggregation chosen on validation by that seed's evaluation)."""
+    f1, f1_ci = pooled_f1([(test, threshold) for test, threshold, _, _ in runs])
+    bon = pooled_bon([(test, how) for test, _, how, _ in runs], bon_n)
+    sens = pooled_sensitivity([s for *_, s in runs if s is not None])
+    oracle = bon_accuracies(runs[0][0], bon_n)[0][ORACLE] if runs else None
+    return {"prm_f1": f1, "prm_f1_ci": f1_ci, "step_sensitivity": sens.value, "step_sensitivity_ci": sens.ci,
+            **bon, "oracle_acc": oracle, "seeds": len(runs)}
+
+
+def pooled_comparison(seeds: Mapping[int, Sequence[MethodResult]], test_sets: Mapping[str, Sequence[dict]],
+                      extra: Mapping[str, Mapping[str, list]] | None = None) -> list[dict[str, Any]]:
+    """Rows over seeds for every trained method and, from the first seed, the constant and length baselines.
+
+    ``seeds`` maps a seed to its :func:`compare_label_sources` results; ``test_sets`` names the test solutions
+    (:func:`prm.evaluation.heldout.split_test_sets`); ``extra`` adds scorers the comparison did not train
+    (e.g. reading baselines): name -> test set -> the runs :func:`pooled_row` takes.
+    """
+    first = next(iter(seeds.values()))
+    bon_n = next((r.summary["bon_n"] for r in first if "bon_n" in r.summary), 1)
+    table = []
+    for test, solutions in test_sets.items():
+        ids = {s["solution_id"] for s in solutions}
+        for method in [r.method for r in first]:
+            runs, summary = [], {}
+            for results in seeds.values():
+                r = next(x for x in results if x.method == method)
+                if r.model is None:
+                    continue
+                summary = r.summary
+                scored = as_solutions([s for s in r.scored["test"] if s["solution_id"] in ids])
+                threshold = _detail(r.eval_rows, r.model, test, "processbench_f1")["threshold"]
+                how = _detail(r.eval_rows, r.model, test, f"bon_acc@{bon_n}")["aggregation"]
+                runs.append((scored, threshold, how, r.siblings.get(test)))
+            if not runs:
+                table.append({"method": method, "test": test, "skipped": first[0].summary.get("skipped")})
+                continue
+            table.append({"method": method, "test": test, "label_f1": summary.get("label_f1"),
+                          "rollouts_per_step": summary.get("rollouts_per_step"), **pooled_row(runs, bon_n)})
+        table += _position_baselines(first, test, ids, bon_n)
+        for name, per_test in (extra or {}).items():
+            if per_test.get(test):
+                table.append({"method": name, "test": test, "label_f1": None, "rollouts_per_step": None,
+                              **pooled_row(per_test[test], bon_n)})
+    return table
+
+
+def _position_baselines(results: Sequence[MethodResult], test: str, ids: set[str], bon_n: int) -> list[dict[str, Any]]:
+    """The constant and length baselines (no seed changes them), evaluated beside the first trained method."""
+    r = next((x for x in results if any(row["model"] == CONSTANT for row in x.eval_rows)), None)
+    if r is None:
+        return []
+    solutions = as_solutions([s for s in r.scored["test"] if s["solution_id"] in ids])
+    pairs = r.siblings.get(test, ((), (), ()))[0]
+    rows = []
+    for name, baseline, step_score in ((CONSTANT, constant_baseline, lambda p: 1.0),
+                                       (LENGTH, length_baseline, lambda p: 1.0 / (len(p.prefix) + 2))):
+        same = [step_score(p) for p in pairs]  # both siblings sit at one position: a tie by construction
+        run = (baseline(solutions), _detail(r.eval_rows, name, test, "processbench_f1")["threshold"],
+               _detail(r.eval_rows, name, test, f"bon_acc@{bon_n}")["aggregation"], (pairs, same, same))
+        rows.append({"method": name, "test": test, "label_f1": None, "rollouts_per_step": None,
+                     **pooled_row([run], bon_n)})
+    return rows
