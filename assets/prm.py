@@ -12,10 +12,13 @@ from assets.metadata import md_table
 from assets.resources import WarehouseResource
 from prm.evaluation import evaluation_markdown, plot_best_of_n, plot_label_sources
 from prm.evaluation.folder import evaluate_folder
-from prm.evaluation.heldout import heldout_solutions
+from prm.evaluation.heldout import IN_DISTRIBUTION, heldout_solutions
+from prm.evaluation.plots import plot_best_of_n_by_scorer
 from prm.evaluation.prm_eval import as_solutions, bon_curve
+from prm.evaluation.table import sensitivity_text
 from prm.experiments.label_sources import (
     ComparisonConfig,
+    bon_curves,
     compare_label_sources,
     comparison_markdown,
     comparison_table,
@@ -142,7 +145,8 @@ def _heldout(config: TrainingSetConfig, warehouse: WarehouseResource) -> dict:
 
 @dg.asset(group_name="prm", kinds={"pytorch", "delta"}, pool="engine", deps=["prm_model"],
           description="The PRM on held-out solutions with exact truth: ProcessBench F1 (threshold chosen on "
-          "validation), step ROC-AUC, best-of-N next to majority vote, random pick, oracle and two baselines.")
+          "validation), step ROC-AUC, step sensitivity on sibling steps, best-of-N next to majority vote, random "
+          "pick, oracle and two baselines, with 95% intervals over test problems.")
 def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     ts_config = TrainingSet.load(PRMArtifacts.default().training_set).config
     ev = evaluate_folder(PRMArtifacts.default().model, _heldout(ts_config, warehouse), ts_config.method)
@@ -156,8 +160,10 @@ def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     curve = bon_curve(as_solutions(ev.scored["val"]), as_solutions(ev.scored["test"]),
                       ns=[n for n in (1, 2, 4, 8) if n <= ev.bon_n])
     plot = plot_best_of_n(curve, PRMArtifacts.default().plot("best_of_n"))
+    sens = next(r for r in ev.rows if r["model"] == ev.model and r["metric"] == "step_sensitivity")
     return dg.MaterializeResult(metadata={
         "model": ev.model, "best_of_n": ev.bon_n, "evaluation": dg.MetadataValue.md(table),
+        "step_sensitivity": sensitivity_text(sens),
         "dagster/row_count": len(ev.rows), "best_of_n_plot": dg.MetadataValue.path(str(plot)),
     })
 
@@ -195,4 +201,9 @@ def label_source_comparison(context: dg.AssetExecutionContext, config: Compariso
                                   metrics=("prm_f1", "step_sensitivity", "bon_acc"),
                                   title=f"PRM quality by label source ({first_test} test, 95% intervals)")
         meta["plot"] = dg.MetadataValue.path(str(plot))
+    curves = bon_curves(results, data.train_max_steps, first_test or IN_DISTRIBUTION)
+    if curves:
+        bon_plot = plot_best_of_n_by_scorer(curves, PRMArtifacts.default().plot("best_of_n_by_source"),
+                                            title=f"Best-of-N by label source ({first_test} test)")
+        meta["best_of_n_plot"] = dg.MetadataValue.path(str(bon_plot))
     return dg.MaterializeResult(metadata=meta)

@@ -36,8 +36,10 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from prm.datagen.solutions import sample_solution_rows  # noqa: E402
 from prm.evaluation.heldout import heldout_solutions, split_test_sets  # noqa: E402
+from prm.evaluation.plots import plot_best_of_n_by_scorer  # noqa: E402
 from prm.experiments.label_sources import (  # noqa: E402
     ComparisonConfig,
+    bon_curves,
     compare_label_sources,
     comparison_markdown,
     comparison_table,
@@ -90,6 +92,7 @@ def _args() -> argparse.Namespace:
                    choices=LABEL_SOURCES, help="label sources compared (one PRM each)")
     p.add_argument("--workdir", default=None, help="keep the warehouse and PRMs here; a warehouse already holding "
                    "the benchmark's labels is reused, so PRM settings can be compared without labeling again")
+    p.add_argument("--plot-dir", default=None, help="write the best-of-N curves of the first seed's PRMs here (PNG)")
     p.add_argument("--quick", action="store_true", help="a smoke run: 3 levels, 6 problems each, 60 PRM steps")
     args = p.parse_args()
     if args.quick:
@@ -193,17 +196,27 @@ def main() -> None:
         extra = reading_baselines(con, data, heldout, sets, bon_n, scratch, args)
         table = pooled_comparison(by_seed, sets, extra)
         for row in table:
-            row["seeds"] = args.seeds if row["seeds"] > 1 else row["seeds"]
+            if row.get("seeds", 0) > 1:  # the trained scorers: which seeds (deterministic baselines keep 1)
+                row["seeds"] = list(args.seeds)
         print(comparison_markdown(table), file=sys.stderr)
+        if args.plot_dir:
+            for test in sets:
+                curves = {m: c for m, c in bon_curves(first, args.train_max_steps, test).items()
+                          if m in ("truth", "mc", "omegaprm")}
+                if curves:
+                    path = Path(args.plot_dir) / f"prm_best_of_n_{test}.png"
+                    plot_best_of_n_by_scorer(curves, path, title=f"Best-of-N, {test} test (seed {args.seeds[0]})")
+                    _emit({"plot": str(path)})
         trained = [r for r in first if r.model_dir is not None]
         card = read_prm_card(trained[0].model_dir)
         speed = scoring_speed(trained[0].model_dir, heldout["test"])
         keys = ("method", "test", "label_f1", "rollouts_per_step", "prm_f1", "prm_f1_ci", "step_sensitivity",
                 "step_sensitivity_ci", "bon_acc", "bon_acc_ci", "bon_gain", "bon_gain_ci", "majority_acc",
-                "oracle_acc", "seeds")
+                "oracle_acc", "seeds", "skipped")
         _emit({"train_tokens_per_s": card["final_metrics"]["train_tokens_per_s"], **speed,
                "batched_speedup": speed["score_steps_per_s_batched"] / speed["score_steps_per_s_single"],
-               "bon_n": bon_n, "comparison": [{k: row.get(k) for k in keys} for row in table]})
+               "bon_n": bon_n, "comparison": [{k: row.get(k) for k in keys if k in row or k != "skipped"}
+                                              for row in table]})
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from prm.evaluation.prm_eval import AGGREGATIONS, MAJORITY, ORACLE, RANDOM, BestOfN
+from prm.evaluation.prm_eval import AGGREGATIONS, MAJORITY, ORACLE, RANDOM, VOTE_PREFIX, BestOfN
 from prm.export.io import atomic_write
 
 DPI = 120  # legible in a README at the default 6.4 x 4.8 inch size, ~100 KB
@@ -49,6 +49,37 @@ def plot_best_of_n(curve: Sequence[BestOfN], path: str | os.PathLike[str], *, ti
     ax.set_title(f"{title} ({points[-1].n_problems} problems at N={ns[-1]})")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")
+    return save_png(fig, path)
+
+
+def plot_best_of_n_by_scorer(curves: Mapping[str, Sequence[BestOfN]], path: str | os.PathLike[str], *,
+                             title: str = "Best-of-N by PRM") -> Path:
+    """Test accuracy against N of each PRM (its aggregation chosen on validation at each N, solid) and of its
+    PRM-weighted vote (``vote_min``, dotted), beside majority vote, random pick and the oracle (from the first
+    curve: they do not depend on the PRM). Returns ``path``."""
+    if not curves or not any(curves.values()):
+        raise ValueError("plot_best_of_n_by_scorer got no curves; pass {name: bon_curve(val, test, ns)}")
+    fig = Figure(figsize=(6.4, 4.8))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for i, (name, curve) in enumerate(curves.items()):
+        points = sorted(curve, key=lambda b: b.n)
+        ns = [b.n for b in points]
+        ax.plot(ns, [b.prm for b in points], "-", marker="o", color=f"C{i}", label=f"{name} (chosen on val)")
+        ax.plot(ns, [b.accuracy[VOTE_PREFIX + "min"] for b in points], ":", color=f"C{i}",
+                label=f"{name} weighted vote")
+    points = sorted(next(c for c in curves.values() if c), key=lambda b: b.n)
+    ns = [b.n for b in points]
+    for method in (MAJORITY, RANDOM, ORACLE):
+        ax.plot(ns, [b.accuracy[method] for b in points], REFERENCE_STYLE[method], color="gray", label=method)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.set_xlabel("N (solutions per problem)")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(f"{title} ({points[-1].n_problems} problems at N={ns[-1]})")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="x-small")
     return save_png(fig, path)
 
 

@@ -101,6 +101,15 @@ def sensitivity_row(model: str, label_method: str | None, sens: Sensitivity, *, 
                                              ci=sens.ci, problems=sens.n_problems)}
 
 
+def sensitivity_text(row: Mapping[str, Any]) -> str:
+    """``0.812 [0.74, 0.88] on 245 sibling pairs``, or why there is no value."""
+    if row["value"] is None:
+        return "no sibling pairs in the test split (two samples of one prefix, one right and one wrong)"
+    detail = json.loads(row["detail_json"])
+    interval = f" [{detail['ci'][0]:.2f}, {detail['ci'][1]:.2f}]" if detail.get("ci") else ""
+    return f"{row['value']:.3f}{interval} on {row['n']} sibling pairs"
+
+
 def _row(model: str, label_method: str | None, split: str, metric: str, value: float | None, n: int,
          **detail: Any) -> dict[str, Any]:
     return {"model": model, "label_method": label_method, "split": split, "metric": metric,

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from prm.evaluation.folder import evaluate_folder
-from prm.evaluation.heldout import heldout_solutions, split_test_sets
-from prm.evaluation.prm_eval import DEFAULT_BON_N, MAJORITY, ORACLE
+from prm.evaluation.heldout import IN_DISTRIBUTION, heldout_solutions, split_test_sets
+from prm.evaluation.prm_eval import DEFAULT_BON_N, MAJORITY, ORACLE, BestOfN, as_solutions, bon_curve
 from prm.format.markdown import markdown_table
 from prm.labeling.audit import audit_labels
 from prm.training.config import PRMTrainConfig
@@ -152,6 +152,22 @@ def comparison_table(results: Sequence[MethodResult]) -> list[dict[str, Any]]:
             table.append({"method": name, "label_f1": None, "rollouts_per_step": None,
                           **headline(rows, name, bon_n, test)})
     return table
+
+
+def bon_curves(results: Sequence[MethodResult], train_max_steps: int | None, test: str = IN_DISTRIBUTION
+               ) -> dict[str, list[BestOfN]]:
+    """Best-of-N at N = 1, 2, 4, ... (up to the comparison's N) for every trained method on one test set, the
+    aggregation chosen on validation at each N: the input of :func:`prm.evaluation.plots.plot_best_of_n_by_scorer`.
+    ``train_max_steps`` is the comparison's data config's (it names the test sets)."""
+    curves = {}
+    for r in results:
+        if r.model is None:
+            continue
+        rows = split_test_sets(r.scored["test"], train_max_steps).get(test)
+        if rows:
+            ns = [2**k for k in range(8) if 2**k <= r.summary["bon_n"]]
+            curves[r.method] = bon_curve(as_solutions(r.scored["val"]), as_solutions(rows), ns)
+    return curves
 
 
 def comparison_markdown(table: Sequence[dict[str, Any]]) -> str:

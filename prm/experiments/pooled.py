@@ -66,7 +66,8 @@ def pooled_comparison(seeds: Mapping[int, Sequence[MethodResult]], test_sets: Ma
                 how = _detail(r.eval_rows, r.model, test, f"bon_acc@{bon_n}")["aggregation"]
                 runs.append((scored, threshold, how, r.siblings.get(test)))
             if not runs:
-                table.append({"method": method, "test": test, "skipped": first[0].summary.get("skipped")})
+                skipped = next(x for x in first if x.method == method).summary.get("skipped")
+                table.append({"method": method, "test": test, "skipped": skipped, "seeds": 0})
                 continue
             table.append({"method": method, "test": test, "label_f1": summary.get("label_f1"),
                           "rollouts_per_step": summary.get("rollouts_per_step"), **pooled_row(runs, bon_n)})

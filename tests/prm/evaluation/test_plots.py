@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prm.evaluation.plots import plot_best_of_n, plot_label_sources
+from prm.evaluation.plots import plot_best_of_n, plot_best_of_n_by_scorer, plot_label_sources
 from prm.evaluation.prm_eval import ScoredSolution, bon_curve
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -40,3 +40,13 @@ def test_plots_refuse_empty_input(tmp_path, call, match):
     with pytest.raises(ValueError, match=match):
         call(tmp_path / "x.png")
     assert not (tmp_path / "x.png").exists()
+
+
+def test_best_of_n_by_scorer_draws_every_prm_beside_the_references(tmp_path) -> None:
+    sols = [ScoredSolution(f"{p}{i}", p, (0.9 if i % 2 else 0.2,), -1, str(i % 3), bool(i % 2))
+            for p in "abcd" for i in range(4)]
+    curve = bon_curve(sols[:8], sols[8:], ns=(1, 2, 4))
+    path = plot_best_of_n_by_scorer({"truth": curve, "omegaprm": curve}, tmp_path / "bon.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="no curves"):
+        plot_best_of_n_by_scorer({}, tmp_path / "x.png")
