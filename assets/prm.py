@@ -71,7 +71,10 @@ class PRMTrainAssetConfig(dg.Config):
     """The PRM run (prm.training.PRMTrainConfig): a token-classification head on the policy's backbone."""
 
     base_model: str = _TRAIN.base_model  # Math-Shepherd initialises its PRM from the generator
-    max_steps: int = 150  # optimizer steps (the library trains by epochs): a ~1M-parameter backbone, ~100s of rows
+    # Optimizer steps; -1 trains by the library's epochs (PRMTrainConfig.num_epochs, the benchmarks' recipe). A
+    # small partition (~100s of rows) wants a fixed budget instead: the demo passes its own.
+    max_steps: int = _TRAIN.max_steps
+    num_epochs: float = _TRAIN.num_epochs
     learning_rate: float = _TRAIN.learning_rate
     batch_size: int = _TRAIN.batch_size
     freeze_backbone: bool = _TRAIN.freeze_backbone
@@ -79,7 +82,7 @@ class PRMTrainAssetConfig(dg.Config):
 
     def to_library(self, label_kind: str) -> PRMTrainConfig:
         return PRMTrainConfig(base_model=self.base_model, label_kind=label_kind, max_steps=self.max_steps,
-                              learning_rate=self.learning_rate, batch_size=self.batch_size,
+                              num_epochs=self.num_epochs, learning_rate=self.learning_rate, batch_size=self.batch_size,
                               freeze_backbone=self.freeze_backbone, lora_r=self.lora_r)
 
 

@@ -77,7 +77,8 @@ SOURCE, DAY = "bench", "2026-01-01"
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--levels", type=int, nargs="+", default=[4, 5, 6, 7, 8], help="gold steps per problem")
-    p.add_argument("--per-level", type=int, default=96, help="problems per level")
+    p.add_argument("--per-level", type=int, default=300, help="problems per level (PRMs read steps from ~10k "
+                   "solutions on: README, 'Do the PRMs read the steps?')")
     p.add_argument("--samples", type=int, default=8, help="solutions per problem (best-of-N uses them all)")
     p.add_argument("--rollouts", type=int, default=8, help="MC rollouts per prefix and OmegaPRM's k")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of solutions")

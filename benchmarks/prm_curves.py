@@ -6,8 +6,9 @@ Samples solutions of 4-8-step word problems from the shipped policy with vLLM (t
 in-distribution test set from three disjoint problem seeds; exact step truth, no rollouts), then trains one PRM
 per point and evaluates each on the same test set: ProcessBench F1 (threshold chosen on validation) with its 95%
 interval over test problems, step AUC, step sensitivity on sibling steps, and best-of-N (aggregation chosen on
-validation) with its gain over majority vote. Prints one JSON line per point; the last line is one object with
-``points`` and ``baseline``; ``--plot`` writes the curves as a PNG.
+validation) with its gain over majority vote; beside them the reading baselines (the policy's log-likelihood,
+an implicit PRM trained on the train solutions' outcomes). Prints one JSON line per point; the last line is one
+object with ``points`` and ``baselines``; ``--plot`` writes the curves as a PNG.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from prm.evaluation.prm_eval import (  # noqa: E402
     step_auc,
 )
 from prm.evaluation.sensitivity import score_pairs, sibling_pairs, step_sensitivity  # noqa: E402
-from prm.experiments.reading_baselines import policy_loglik_runs  # noqa: E402
+from prm.experiments.reading_baselines import implicit_prm_runs, policy_loglik_runs  # noqa: E402
 from prm.format import labels_from_first_error  # noqa: E402
 from prm.generation import GenerationConfig, make_backend  # noqa: E402
 from prm.generation.constants import SOLUTION_MAX_TOKENS  # noqa: E402
@@ -44,6 +45,7 @@ from prm.models.constants import ARITH_POLICY_NAME  # noqa: E402
 from prm.scoring import load_prm  # noqa: E402
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic  # noqa: E402
 from prm.training import PRMTrainConfig, train_prm  # noqa: E402
+from prm.training.implicit import ImplicitPRMConfig  # noqa: E402
 
 SPLIT_SEEDS = {"train": 1, "val": 2, "test": 3}  # problem and sampling seeds: disjoint problems per split
 BON_N = 8
@@ -58,11 +60,12 @@ def _args() -> argparse.Namespace:
                    help="the curve's points, each <train solutions>:<optimizer steps>")
     p.add_argument("--seed", type=int, default=0, help="PRM seed (init and data order)")
     p.add_argument("--threads", type=int, default=2, help="torch threads of each training run (run alone)")
+    p.add_argument("--implicit-steps", type=int, default=400, help="optimizer steps of the implicit PRM (0: none)")
     p.add_argument("--plot", default=None, help="write the curves here (PNG)")
     p.add_argument("--quick", action="store_true", help="a smoke run: 6/4/4 problems per level, 2 points")
     args = p.parse_args()
     if args.quick:
-        args.per_level, args.points = [6, 4, 4], ["60:10", "120:20"]
+        args.per_level, args.points, args.implicit_steps = [6, 4, 4], ["60:10", "120:20"], 10
     return args
 
 
@@ -154,6 +157,15 @@ def main() -> None:
     runs = policy_loglik_runs(ARITH_POLICY_NAME, data["val"], {"test": data["test"]}, BON_N)
     baseline = {"method": "baseline:policy_loglik", **evaluate_run(*runs["test"][0])}
     _emit(baseline)
+    baselines = [baseline]
+    if args.implicit_steps:
+        started = time.perf_counter()
+        runs = implicit_prm_runs(data["train"], data["val"], {"test": data["test"]}, BON_N, workdir, [args.seed],
+                                 ImplicitPRMConfig(max_steps=args.implicit_steps, torch_threads=args.threads),
+                                 progress=lambda m: print(m, file=sys.stderr, flush=True))
+        baselines.append({"method": "baseline:implicit_prm", "steps": args.implicit_steps,
+                          "train_s": round(time.perf_counter() - started, 1), **evaluate_run(*runs["test"][0])})
+        _emit(baselines[-1])
     points = []
     train = list(data["train"])
     random.Random(args.seed).shuffle(train)
@@ -171,7 +183,7 @@ def main() -> None:
         _emit(point)
     if args.plot:
         plot(points, baseline, args.plot)
-    _emit({"points": points, "baseline": baseline})
+    _emit({"points": points, "baselines": baselines})
 
 
 def evaluate_run(test: list[ScoredSolution], threshold: float, how: str, siblings: tuple) -> dict:

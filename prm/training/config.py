@@ -30,7 +30,9 @@ class PRMTrainConfig:
     learning_rate: float = 5e-4  # a fine-tune of a ~1M-param policy; use ~1e-4 for SmolLM2 with LoRA
     weight_decay: float = 0.0  # few epochs over a small set; the head starts at zero-mean random init
     warmup_steps: int = 10  # linear warmup so the new head's first large gradients do not wreck the backbone
-    num_epochs: float = 3.0  # passes over the train rows; ignored when max_steps > 0
+    # Passes over the train rows; ignored when max_steps > 0. Four passes over 12k policy samples took the
+    # truth-trained PRM from F1 0.58 (1.3 passes) to 0.84 in distribution (README, "Do the PRMs read the steps?").
+    num_epochs: float = 4.0
     max_steps: int = -1  # optimizer steps; > 0 overrides num_epochs (HF Trainer semantics)
     # Solutions per optimizer step over all processes (each of N launched ranks takes batch_size / N, so one- and
     # N-process runs see the same rows per step); a solution is ~100-500 tokens for the arithmetic policy.
