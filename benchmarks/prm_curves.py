@@ -122,7 +122,7 @@ def evaluate(score: Callable, data: dict[str, list[dict]]) -> dict:
                         (pairs, right, wrong))
 
 
-def plot(points: list[dict], baseline: dict, path: str) -> None:
+def plot(points: list[dict], baselines: list[dict], path: str) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -138,8 +138,10 @@ def plot(points: list[dict], baseline: dict, path: str) -> None:
                 continue
             for metric, style in (("prm_f1", "-o"), ("step_auc", "--s"), ("step_sensitivity", ":^")):
                 ax.plot([p[x] for p in line], [p[metric] for p in line], style, label=f"{metric} ({other}={fixed})")
-        for metric, color in (("prm_f1", "C0"), ("step_sensitivity", "C2")):
-            ax.axhline(baseline[metric], color=color, alpha=0.4, lw=1, label=f"policy log-lik {metric}")
+        for baseline, style in zip(baselines, ("-", "-."), strict=False):
+            for metric, color in (("prm_f1", "C0"), ("step_sensitivity", "C2")):
+                ax.axhline(baseline[metric], color=color, ls=style, alpha=0.5, lw=1,
+                           label=f"{baseline['method'].removeprefix('baseline:')} {metric}")
         ax.set_xscale("log")
         ax.set_xlabel(f"train {x}")
         ax.set_ylim(0, 1)
@@ -182,7 +184,7 @@ def main() -> None:
         points.append(point)
         _emit(point)
     if args.plot:
-        plot(points, baseline, args.plot)
+        plot(points, baselines, args.plot)
     _emit({"points": points, "baselines": baselines})
 
 

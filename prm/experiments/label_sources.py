@@ -5,7 +5,9 @@ split), a PRM trained on it, its scores on the held-out validation and test solu
 solution with exact truth, whatever the method labeled), and :func:`prm.evaluation.evaluation_table`
 (threshold and best-of-N aggregation chosen on validation). The headline row per method: its label
 quality against truth (ProcessBench F1 of the labels on the train split), rollouts paid per labeled step,
-the PRM's ProcessBench F1 and best-of-N accuracy on test.
+and per test set (``in_distribution``, and ``easy_to_hard`` with ``train_max_steps``) the PRM's ProcessBench
+F1, step sensitivity, best-of-N accuracy and its gain over majority vote, each with a 95% interval over test
+problems. :mod:`prm.experiments.pooled` pools several seeds' comparisons into one row per method and test set.
 """
 
 from __future__ import annotations
