@@ -154,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
 # (asset, metadata key, title): the tables the model half prints, in the order of its runs.
 MODEL_TABLES = (
     ("prm_evaluation", "evaluation", "PRM (OmegaPRM labels) on held-out solutions"),
+    ("prm_evaluation", "step_sensitivity", "its step sensitivity (right vs wrong sibling steps, 95% interval)"),
     ("label_source_comparison", "comparison", "label-source comparison (the headline)"),
     ("rl_run", "comparison", "GRPO on the policy, one arm per reward, same steps (held-out accuracy before/after)"),
 )
