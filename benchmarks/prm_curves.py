@@ -7,8 +7,10 @@ in-distribution test set from three disjoint problem seeds; exact step truth, no
 per point and evaluates each on the same test set: ProcessBench F1 (threshold chosen on validation) with its 95%
 interval over test problems, step AUC, step sensitivity on sibling steps, and best-of-N (aggregation chosen on
 validation) with its gain over majority vote; beside them the reading baselines (the policy's log-likelihood,
-an implicit PRM trained on the train solutions' outcomes). Prints one JSON line per point; the last line is one
-object with ``points`` and ``baselines``; ``--plot`` writes the curves as a PNG.
+an implicit PRM trained on the train solutions' outcomes) and the implicit PRM trained on their step truth, each
+over `--implicit-seeds` (every seed's row, then their mean).
+Prints one JSON line per point; the last line is one object with ``points`` and ``baselines``; ``--plot``
+writes the curves as a PNG.
 """
 
 from __future__ import annotations
@@ -36,7 +38,13 @@ from prm.evaluation.prm_eval import (  # noqa: E402
     step_auc,
 )
 from prm.evaluation.sensitivity import score_pairs, sibling_pairs, step_sensitivity  # noqa: E402
-from prm.experiments.reading_baselines import implicit_prm_runs, policy_loglik_runs  # noqa: E402
+from prm.experiments.reading_baselines import (  # noqa: E402
+    IMPLICIT_PRM,
+    POLICY_LOGLIK,
+    STEP_IMPLICIT_PRM,
+    implicit_prm_runs,
+    policy_loglik_runs,
+)
 from prm.format import labels_from_first_error  # noqa: E402
 from prm.generation import GenerationConfig, make_backend  # noqa: E402
 from prm.generation.constants import SOLUTION_MAX_TOKENS  # noqa: E402
@@ -59,13 +67,17 @@ def _args() -> argparse.Namespace:
     p.add_argument("--points", nargs="+", default=["3000:1000", "3000:3000", "12000:1000", "12000:3000"],
                    help="the curve's points, each <train solutions>:<optimizer steps>")
     p.add_argument("--seed", type=int, default=0, help="PRM seed (init and data order)")
+    p.add_argument("--implicit-seeds", type=int, nargs="+", default=[0, 1, 2],
+                   help="seeds of each implicit PRM; its row pools them (mean, and every seed's figures)")
     p.add_argument("--threads", type=int, default=2, help="torch threads of each training run (run alone)")
-    p.add_argument("--implicit-steps", type=int, default=400, help="optimizer steps of the implicit PRM (0: none)")
+    p.add_argument("--implicit-steps", type=int, default=400,
+                   help="optimizer steps of each implicit PRM, on outcomes and on step truth (0: none)")
     p.add_argument("--plot", default=None, help="write the curves here (PNG)")
     p.add_argument("--quick", action="store_true", help="a smoke run: 6/4/4 problems per level, 2 points")
     args = p.parse_args()
     if args.quick:
         args.per_level, args.points, args.implicit_steps = [6, 4, 4], ["60:10", "120:20"], 10
+        args.implicit_seeds = [0, 1]
     return args
 
 
@@ -138,7 +150,7 @@ def plot(points: list[dict], baselines: list[dict], path: str) -> None:
                 continue
             for metric, style in (("prm_f1", "-o"), ("step_auc", "--s"), ("step_sensitivity", ":^")):
                 ax.plot([p[x] for p in line], [p[metric] for p in line], style, label=f"{metric} ({other}={fixed})")
-        for baseline, style in zip(baselines, ("-", "-."), strict=False):
+        for baseline, style in zip(baselines, ("-", "-.", "--"), strict=False):
             for metric, color in (("prm_f1", "C0"), ("step_sensitivity", "C2")):
                 ax.axhline(baseline[metric], color=color, ls=style, alpha=0.5, lw=1,
                            label=f"{baseline['method'].removeprefix('baseline:')} {metric}")
@@ -157,17 +169,25 @@ def main() -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     data = sample(workdir, args)
     runs = policy_loglik_runs(ARITH_POLICY_NAME, data["val"], {"test": data["test"]}, BON_N)
-    baseline = {"method": "baseline:policy_loglik", **evaluate_run(*runs["test"][0])}
+    baseline = {"method": POLICY_LOGLIK, **evaluate_run(*runs["test"][0])}
     _emit(baseline)
     baselines = [baseline]
     if args.implicit_steps:
-        started = time.perf_counter()
-        runs = implicit_prm_runs(data["train"], data["val"], {"test": data["test"]}, BON_N, workdir, [args.seed],
-                                 ImplicitPRMConfig(max_steps=args.implicit_steps, torch_threads=args.threads),
-                                 progress=lambda m: print(m, file=sys.stderr, flush=True))
-        baselines.append({"method": "baseline:implicit_prm", "steps": args.implicit_steps,
-                          "train_s": round(time.perf_counter() - started, 1), **evaluate_run(*runs["test"][0])})
-        _emit(baselines[-1])
+        for labels, beta, name in (("outcome", 0.05, IMPLICIT_PRM), ("step", 0.5, STEP_IMPLICIT_PRM)):
+            started = time.perf_counter()
+            config = ImplicitPRMConfig(labels=labels, beta=beta, max_steps=args.implicit_steps,
+                                       torch_threads=args.threads)
+            runs = implicit_prm_runs(data["train"], data["val"], {"test": data["test"]}, BON_N, workdir,
+                                     args.implicit_seeds, config,
+                                     progress=lambda m: print(m, file=sys.stderr, flush=True))
+            per_seed = [{"seed": seed, **evaluate_run(*run)} for seed, run in zip(args.implicit_seeds, runs["test"],
+                                                                                 strict=True)]
+            for row in per_seed:
+                _emit({"method": name, **row})
+            baselines.append({"method": name, "labels": labels, "beta": beta, "steps": args.implicit_steps,
+                              "train_s_per_seed": round((time.perf_counter() - started) / len(per_seed), 1),
+                              **seed_mean(per_seed), "per_seed": per_seed})
+            _emit(baselines[-1])
     points = []
     train = list(data["train"])
     random.Random(args.seed).shuffle(train)
@@ -198,6 +218,13 @@ def evaluate_run(test: list[ScoredSolution], threshold: float, how: str, sibling
             "sibling_pairs": sens.n_pairs, "bon_acc": bon_correct_mean(test, how), "bon_acc_ci": bon["ci"],
             "bon_gain": bon["gain"], "bon_gain_ci": bon["gain_ci"], "majority_acc": bon_correct_mean(test, MAJORITY),
             "oracle_acc": bon_accuracies(test, BON_N)[0][ORACLE]}
+
+
+def seed_mean(rows: list[dict]) -> dict:
+    """The mean over seeds of every scalar figure, with each figure's range over seeds (``*_seed_range``)."""
+    keys = [k for k, v in rows[0].items() if isinstance(v, float)]
+    return {**{k: sum(r[k] for r in rows) / len(rows) for k in keys},
+            **{f"{k}_seed_range": [min(r[k] for r in rows), max(r[k] for r in rows)] for k in keys}}
 
 
 def bon_correct_mean(test: list[ScoredSolution], how: str) -> float:

@@ -11,6 +11,7 @@ from typing import Any
 from prm.evaluation.prm_eval import ScoredSolution, evaluate_best_of_n, evaluate_processbench
 from prm.evaluation.reading import LOGLIK_AGGREGATIONS, loglik_scores, step_logliks
 from prm.evaluation.sensitivity import score_pairs, sibling_pairs
+from prm.format import labels_from_first_error
 from prm.training.implicit import (
     IMPLICIT_SCORES,
     ImplicitPRMConfig,
@@ -21,6 +22,7 @@ from prm.training.implicit import (
 
 ScoreFn = Callable[[Sequence[tuple[str, Sequence[str]]]], list[list[float]]]
 POLICY_LOGLIK, IMPLICIT_PRM = "baseline:policy_loglik", "baseline:implicit_prm"
+STEP_IMPLICIT_PRM = "truth:implicit_prm"  # the implicit PRM trained on step truth: a PRM, not a baseline
 
 
 def _scored(solutions: Sequence[dict], scores: Sequence[Sequence[float]]) -> list[ScoredSolution]:
@@ -71,13 +73,18 @@ def policy_loglik_runs(policy: str, val: Sequence[dict], test_sets: Mapping[str,
 def implicit_prm_runs(train: Sequence[dict], val: Sequence[dict], test_sets: Mapping[str, Sequence[dict]],
                       bon_n: int, out_root: str | Path, seeds: Sequence[int], config: ImplicitPRMConfig,
                       progress: Callable[[str], None] = print) -> dict[str, list]:
-    """An implicit PRM per seed, fine-tuned on ``train`` solutions' outcomes (``is_correct``)."""
+    """An implicit PRM per seed, fine-tuned on ``train`` solutions' outcomes (``is_correct``) or, with
+    ``config.labels == "step"``, on their exact step truth (``first_error``)."""
     from dataclasses import replace
 
-    rows = [(s["question"], s["steps"], bool(s["is_correct"])) for s in train]
+    if config.labels == "outcome":
+        rows = [(s["question"], s["steps"], bool(s["is_correct"])) for s in train]
+    else:
+        rows = [(s["question"], s["steps"], labels_from_first_error(len(s["steps"]), s["first_error"]))
+                for s in train]
     runs: dict[str, list] = {name: [] for name in test_sets}
     for seed in seeds:
-        folder = train_implicit_prm(rows, Path(out_root) / f"seed{seed}" / "implicit_prm",
+        folder = train_implicit_prm(rows, Path(out_root) / f"seed{seed}" / f"implicit_prm_{config.labels}",
                                     replace(config, seed=seed), progress)
         model, tokenizer = _causal_lm(str(folder))
         ref, _ = _causal_lm(config.base_model)

@@ -49,3 +49,27 @@ def test_outcome_training_needs_both_outcomes(tiny_base: Path, tmp_path: Path) -
     rows = [r for r in _rows() if r[2]]
     with pytest.raises(ValueError, match="both right and wrong"):
         train_implicit_prm(rows, tmp_path / "x", ImplicitPRMConfig(base_model=str(tiny_base), max_steps=1))
+
+
+def test_step_labels_train_each_steps_own_reward(tiny_base: Path, tmp_path: Path) -> None:
+    rows = []
+    for p in range(8):
+        for s in range(2):
+            steps, truth = solution_steps(p, s)
+            rows.append((f"Add up problem {p}.", steps, truth))
+    config = ImplicitPRMConfig(base_model=str(tiny_base), labels="step", max_steps=40, batch_size=8,
+                               learning_rate=3e-3, beta=0.5)
+    out = train_implicit_prm(rows, tmp_path / "step", config)
+    model = AutoModelForCausalLM.from_pretrained(out).eval()
+    ref = AutoModelForCausalLM.from_pretrained(tiny_base).eval()
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    rewards = implicit_step_rewards(model, ref, tokenizer, [(q, steps) for q, steps, _ in rows], beta=config.beta)
+    right = [r for rs, (_, _, truth) in zip(rewards, rows, strict=True) for r, ok in zip(rs, truth, strict=True) if ok]
+    wrong = [r for rs, (_, _, truth) in zip(rewards, rows, strict=True) for r, ok in zip(rs, truth, strict=True)
+             if not ok]
+    assert sum(right) / len(right) > sum(wrong) / len(wrong)
+
+
+def test_labels_must_be_outcome_or_step() -> None:
+    with pytest.raises(ValueError, match="labels='token'"):
+        ImplicitPRMConfig(labels="token")
