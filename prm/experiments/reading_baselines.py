@@ -9,14 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from prm.evaluation.prm_eval import ScoredSolution, evaluate_best_of_n, evaluate_processbench
-from prm.evaluation.reading import LOGLIK_AGGREGATIONS, loglik_scores, step_logliks
 from prm.evaluation.sensitivity import score_pairs, sibling_pairs
 from prm.format import labels_from_first_error
+from prm.scoring.implicit_scorer import IMPLICIT_SCORES, implicit_scores, implicit_step_rewards
+from prm.scoring.reading import LOGLIK_AGGREGATIONS, loglik_scores, step_logliks
 from prm.training.implicit import (
-    IMPLICIT_SCORES,
     ImplicitPRMConfig,
-    implicit_scores,
-    implicit_step_rewards,
     train_implicit_prm,
 )
 

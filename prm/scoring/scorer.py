@@ -18,6 +18,7 @@ from prm.scoring.base import StepScorer, candidate_ids, context_of
 from prm.scoring.config import DTYPES, ScorerConfig, cuda_bf16, resolve_dtype
 from prm.scoring.constants import DEFAULT_BATCH_SIZE
 from prm.scoring.folder import custom_head, read_convention, read_model_config
+from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE
 
 __all__ = ["DTYPES", "PRMScorer", "ScorerConfig", "load_prm"]
 
@@ -82,7 +83,8 @@ def load_prm(folder: str | Path, config: ScorerConfig | None = None, *,
     ``engine`` ("transformers" or "vllm") overrides ``config.engine``: transformers runs the model in this
     process (:class:`PRMScorer`); vllm runs vLLM's pooling runner in a worker process
     (:class:`prm.scoring.vllm_scorer.VLLMScorer`; ``close()`` it, or use it as a context manager). Both read
-    the same token ids at the same tag positions.
+    the same token ids at the same tag positions. A folder with ``implicit_prm.json`` is an LM-head PRM
+    (:mod:`prm.scoring.implicit_scorer`): it loads with its reference model, transformers only.
 
     ``convention`` (a name of ``CONVENTIONS`` or a StepTagConvention) overrides the file, for a downloaded
     public PRM whose folder you would rather not write into. A folder with neither raises
@@ -99,6 +101,10 @@ def load_prm(folder: str | Path, config: ScorerConfig | None = None, *,
         if convention not in CONVENTIONS:
             raise ValueError(f"unknown convention {convention!r}; known: {sorted(CONVENTIONS)}")
         convention = CONVENTIONS[convention]
+    if convention is None and (folder / IMPLICIT_CONFIG_FILE).is_file():
+        from prm.scoring.implicit_scorer import load_implicit_prm
+
+        return load_implicit_prm(folder, config)
     convention = convention or read_convention(folder)
     model_config = read_model_config(folder, convention)
     if config.engine == "vllm":

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -21,11 +20,12 @@ from typing import Any
 
 import torch
 
-from prm.evaluation.reading import encode_solution, token_logprobs
+from prm.export.io import atomic_write_text
+from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE
+from prm.scoring.reading import encode_solution, token_logprobs
 
 log = logging.getLogger(__name__)
 
-IMPLICIT_SCORES = ("step", "prefix")  # sigmoid of one step's reward, or of the prefix's (the Q value)
 IMPLICIT_LABELS = ("outcome", "step")  # what the rewards are trained against
 
 
@@ -116,37 +116,5 @@ def train_implicit_prm(rows: Sequence[tuple[str, Sequence[str], Any]], out_dir: 
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    (out / "implicit_prm.json").write_text(json.dumps(asdict(config), indent=1))
-    return out
-
-
-def implicit_step_rewards(model: Any, ref: Any, tokenizer: Any, items: Sequence[tuple[str, Sequence[str]]], *,
-                          beta: float, batch_size: int = 32) -> list[list[float]]:
-    """Per solution, per step: ``beta * sum of log(pi / pi_ref)`` over the step's tokens."""
-    out: list[list[float]] = []
-    encoded = [encode_solution(tokenizer, q, steps) for q, steps in items]
-    with torch.inference_mode():
-        for i in range(0, len(encoded), batch_size):
-            chunk = encoded[i: i + batch_size]
-            for e, a, b in zip(chunk, token_logprobs(model, chunk), token_logprobs(ref, chunk), strict=True):
-                out.append([beta * float((a - b)[s:t].sum()) for s, t in e.spans])
-    return out
-
-
-def implicit_scores(rewards: Sequence[Sequence[float]], how: str) -> list[list[float]]:
-    """P(good)-like scores: sigmoid of each step's reward (``step``) or of the running sum (``prefix``).
-
-    >>> implicit_scores([[0.0, math.log(3)]], "step"), implicit_scores([[0.0, math.log(3)]], "prefix")
-    ([[0.5, 0.75]], [[0.5, 0.75]])
-    """
-    if how not in IMPLICIT_SCORES:
-        raise ValueError(f"how={how!r} must be one of {IMPLICIT_SCORES}")
-    out = []
-    for steps in rewards:
-        running, scores = 0.0, []
-        for r in steps:
-            running += r
-            x = r if how == "step" else running
-            scores.append(1.0 / (1.0 + math.exp(-x)))
-        out.append(scores)
+    atomic_write_text(out / IMPLICIT_CONFIG_FILE, json.dumps(asdict(config), indent=1))
     return out

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from prm.evaluation.reading import encode_solution
-from prm.training.implicit import ImplicitPRMConfig, implicit_scores, implicit_step_rewards, train_implicit_prm
+from prm.scoring import load_prm
+from prm.scoring.implicit_scorer import (
+    IMPLICIT_CONFIG_FILE,
+    ImplicitPRMScorer,
+    implicit_scores,
+    implicit_step_rewards,
+)
+from prm.scoring.reading import encode_solution
+from prm.training.implicit import ImplicitPRMConfig, train_implicit_prm
 
 from .conftest import solution_steps
 
@@ -68,6 +76,19 @@ def test_step_labels_train_each_steps_own_reward(tiny_base: Path, tmp_path: Path
     wrong = [r for rs, (_, _, truth) in zip(rewards, rows, strict=True) for r, ok in zip(rs, truth, strict=True)
              if not ok]
     assert sum(right) / len(right) > sum(wrong) / len(wrong)
+    # load_prm knows the folder as an LM-head PRM: each step scored by the sigmoid of its own reward
+    scorer = load_prm(out)
+    assert isinstance(scorer, ImplicitPRMScorer) and scorer.how == "step"
+    scores = scorer.score_batch([(q, steps) for q, steps, _ in rows[:3]] + [("empty", [])])
+    assert scores[-1] == [] and [len(s) for s in scores[:3]] == [len(r) for r in rewards[:3]]
+    assert [x for s in scores[:3] for x in s] == pytest.approx(
+        [1 / (1 + math.exp(-r)) for rs in rewards[:3] for r in rs], abs=1e-5)
+    assert scorer.score_steps(rows[0][0], rows[0][1]) == pytest.approx(scores[0], abs=1e-5)
+    with pytest.raises(ValueError, match="use the transformers engine"):
+        load_prm(out, engine="vllm")
+    (out / IMPLICIT_CONFIG_FILE).write_text("{not json")
+    with pytest.raises(ValueError, match="not a readable implicit-PRM config"):
+        load_prm(out)
 
 
 def test_labels_must_be_outcome_or_step() -> None:

@@ -1,0 +1,136 @@
+"""Scoring with an LM-head PRM (a folder written by :func:`prm.training.implicit.train_implicit_prm`): a step's
+score is ``sigmoid(beta * sum log(pi / pi_ref))`` over its own tokens (trained on step labels) or over the prefix
+up to it (trained on outcomes, PRIME's Q value). The reference is the base model its ``implicit_prm.json`` names.
+
+:func:`prm.scoring.load_prm` returns this scorer for such a folder, so evaluation, search and the reward server
+score with it like any PRM; vLLM's pooling runner does not serve it (it needs a second model's log-probs).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from prm.format.prm_input import ContextOverflowError
+from prm.scoring.base import context_of
+from prm.scoring.config import ScorerConfig
+from prm.scoring.reading import Encoded, encode_solution, token_logprobs
+
+IMPLICIT_CONFIG_FILE = "implicit_prm.json"  # the recipe in a saved folder: what marks it as an LM-head PRM
+IMPLICIT_SCORES = ("step", "prefix")  # sigmoid of one step's reward, or of the prefix's (the Q value)
+
+
+def implicit_step_rewards(model: Any, ref: Any, tokenizer: Any, items: Sequence[tuple[str, Sequence[str]]], *,
+                          beta: float, batch_size: int = 32) -> list[list[float]]:
+    """Per solution, per step: ``beta * sum of log(pi / pi_ref)`` over the step's tokens."""
+    out: list[list[float]] = []
+    encoded = [encode_solution(tokenizer, q, steps) for q, steps in items]
+    with torch.inference_mode():
+        for i in range(0, len(encoded), batch_size):
+            chunk = encoded[i: i + batch_size]
+            for e, a, b in zip(chunk, token_logprobs(model, chunk), token_logprobs(ref, chunk), strict=True):
+                out.append([beta * float((a - b)[s:t].sum()) for s, t in e.spans])
+    return out
+
+
+def implicit_scores(rewards: Sequence[Sequence[float]], how: str) -> list[list[float]]:
+    """P(good)-like scores: sigmoid of each step's reward (``step``) or of the running sum (``prefix``).
+
+    >>> implicit_scores([[0.0, math.log(3)]], "step"), implicit_scores([[0.0, math.log(3)]], "prefix")
+    ([[0.5, 0.75]], [[0.5, 0.75]])
+    """
+    if how not in IMPLICIT_SCORES:
+        raise ValueError(f"how={how!r} must be one of {IMPLICIT_SCORES}")
+    out = []
+    for steps in rewards:
+        running, scores = 0.0, []
+        for r in steps:
+            running += r
+            x = r if how == "step" else running
+            scores.append(1.0 / (1.0 + math.exp(-x)))
+        out.append(scores)
+    return out
+
+
+class ImplicitPRMScorer:
+    """An LM-head PRM and its reference in this process: :meth:`score_steps`, :meth:`score_batch`, :meth:`encode`
+    (raises :class:`ContextOverflowError` past the model's context), as :class:`prm.scoring.PRMScorer` offers."""
+
+    engine = "transformers"
+
+    def __init__(self, model: Any, ref: Any, tokenizer: Any, *, beta: float, how: str,
+                 config: ScorerConfig | None = None, folder: str | Path | None = None) -> None:
+        self.model, self.ref, self.tokenizer, self.beta, self.how = model, ref, tokenizer, beta, how
+        self.config = config or ScorerConfig()
+        self.folder = Path(folder) if folder is not None else None
+        self.max_length = self.config.max_length or context_of(model.config, tokenizer)
+
+    def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
+        """The ids the PRM reads and each step's token span."""
+        encoded = encode_solution(self.tokenizer, problem, list(steps))
+        if self.max_length is not None and len(encoded.input_ids) > self.max_length:
+            raise ContextOverflowError(f"{len(encoded.input_ids)} tokens exceed the PRM's context of "
+                                       f"{self.max_length}; score fewer steps or a shorter problem")
+        return encoded
+
+    def score_steps(self, problem: str, steps: Sequence[str]) -> list[float]:
+        """P(step is good) for every step, in order; ``[]`` for no steps."""
+        return self.score_batch([(problem, steps)], batch_size=1)[0]
+
+    def score_batch(self, items: Sequence[tuple[str, Sequence[str]]],
+                    batch_size: int | None = None) -> list[list[float]]:
+        """:meth:`score_steps` of every ``(problem, steps)``, in order."""
+        for i, (problem, steps) in enumerate(items):
+            if steps:
+                try:
+                    self.encode(problem, steps)
+                except ContextOverflowError as err:
+                    raise ContextOverflowError(f"item {i} (problem {problem[:40]!r}): {err}") from None
+        keep = [i for i, (_, steps) in enumerate(items) if steps]
+        rewards = implicit_step_rewards(self.model, self.ref, self.tokenizer,
+                                        [(items[i][0], list(items[i][1])) for i in keep], beta=self.beta,
+                                        batch_size=batch_size or self.config.batch_size or 32)
+        scores: list[list[float]] = [[] for _ in items]
+        for i, row in zip(keep, implicit_scores(rewards, self.how), strict=True):
+            scores[i] = row
+        return scores
+
+    def close(self) -> None:
+        """Nothing to release: both models live in this process."""
+
+    def __enter__(self) -> ImplicitPRMScorer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def load_implicit_prm(folder: str | Path, config: ScorerConfig | None = None) -> ImplicitPRMScorer:
+    """The LM-head PRM in ``folder`` and the reference its ``implicit_prm.json`` names; each step scored on its
+    own (``step``) when it was trained on step labels, by its prefix (``prefix``) when trained on outcomes."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from prm.models import resolve_model
+
+    config = config or ScorerConfig()
+    if config.engine != "transformers":
+        raise ValueError(f"{folder} is an LM-head PRM (it has {IMPLICIT_CONFIG_FILE}): vLLM's pooling runner cannot "
+                         "score it (it needs a reference model's log-probs); use the transformers engine")
+    folder = Path(folder)
+    try:
+        recipe = json.loads((folder / IMPLICIT_CONFIG_FILE).read_text())
+        base, beta, labels = recipe["base_model"], float(recipe["beta"]), recipe.get("labels", "outcome")
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{folder / IMPLICIT_CONFIG_FILE} is not a readable implicit-PRM config ({err}); rebuild "
+                         "the folder with prm.training.implicit.train_implicit_prm") from None
+    if config.torch_threads:
+        torch.set_num_threads(config.torch_threads)
+    model = AutoModelForCausalLM.from_pretrained(str(folder)).eval()
+    ref = AutoModelForCausalLM.from_pretrained(str(resolve_model(base))).eval()
+    return ImplicitPRMScorer(model, ref, AutoTokenizer.from_pretrained(str(folder)), beta=beta,
+                             how="step" if labels == "step" else "prefix", config=config, folder=folder)
