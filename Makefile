@@ -82,7 +82,8 @@ policy: $(STAMP)
 	$(PY) -m prm.policy build --force --out prm/policy/shipped/arith-policy
 
 # Rebuilds the judge's LoRA adapter over SmolLM2 (prm/judge_training) in place: the recipe's defaults, in optimizer
-# steps (~45 min on one CPU thread). `make demo` never trains it; `smollm2-judge` merges the shipped one.
+# steps (~51 min on 2 CPU threads, data and held-out table included). `make demo` never trains it; `smollm2-judge`
+# merges the shipped one.
 judge: $(STAMP)
 	$(PY) -m prm.judge_training build --out prm/judge_training/shipped/smollm2-judge
 

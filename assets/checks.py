@@ -9,7 +9,7 @@ from assets.generation import policy_model, rollouts, solutions
 from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_labels
 from assets.prm import label_source_comparison, prm_evaluation, prm_model, prm_training_set
 from assets.problems import problems
-from assets.resources import WarehouseResource
+from assets.resources import GenerationResource, WarehouseResource
 from assets.rl import rl_arms_complete, rl_improves_some_arm, rl_run
 from assets.search import search_comparison_complete
 from assets.verification import consensus_labels, formal_verifications, judgments
@@ -17,7 +17,8 @@ from prm.evaluation.latest import latest_f1
 from prm.evaluation.prm_eval import CONSTANT, LENGTH
 from prm.format import StepTagConvention
 from prm.models import resolve_model
-from prm.models.constants import ARITH_POLICY_NAME
+from prm.models.constants import ARITH_POLICY_NAME, JUDGE_NAME
+from prm.models.judge import judge_card_problems, read_judge_card
 from prm.policy import card_problems, read_card
 from prm.training import TrainingSet, read_prm_card
 from prm.training.artifacts import PRMArtifacts
@@ -95,6 +96,23 @@ def policy_card_in_band() -> dg.AssetCheckResult:
     })
 
 
+@dg.asset_check(asset=judgments, blocking=True,
+                description="The fine-tuned judge's card lies in its band (held-out coverage, accuracy on right "
+                "solutions and first-error accuracy): its votes are worth feeding to consensus.")
+def judge_card_in_band(judge: GenerationResource) -> dg.AssetCheckResult:
+    if judge.model != JUDGE_NAME:
+        return dg.AssetCheckResult(passed=True, description=f"the judge is {judge.model}, not the shipped "
+                                   f"{JUDGE_NAME}: it has no card to check")
+    card = read_judge_card(resolve_model(JUDGE_NAME))
+    problems = judge_card_problems(card)
+    table = (card or {}).get("eval", {})
+    desc = ("in band: " + ", ".join(f"{k} {table.get(k)}" for k in ("coverage", "correct_acc", "first_error_acc"))
+            if not problems else "; ".join(problems) + ". Restore the shipped adapter (`git checkout -- "
+            "prm/judge_training/shipped`, and remove models/smollm2-judge) or rebuild it (`make judge`).")
+    return dg.AssetCheckResult(passed=not problems, description=desc, metadata={
+        k: float(table.get(k, -1.0)) for k in ("coverage", "correct_acc", "first_error_acc", "processbench_f1")})
+
+
 # Which asset writes which methods of the method table (warehouse/methods.py) into step_labels.
 LABEL_WRITERS: tuple[tuple[dg.AssetsDefinition, tuple[str, ...]], ...] = (
     (mc_labels, ("mc", "mc_early_stop")),
@@ -116,6 +134,7 @@ def step_label_checks(asset: dg.AssetsDefinition, methods: tuple[str, ...]) -> l
 
 CHECKS = [
     policy_card_in_band,
+    judge_card_in_band,
     *table_checks(problems, "problems"),
     problems_gold_answers,
     *table_checks(solutions, "solutions"),

@@ -36,12 +36,13 @@ def formal_verifications(context: dg.AssetExecutionContext, config: FormalConfig
 
 
 class JudgeAssetConfig(dg.Config):
-    """LLM-judge votes; the judge model is the `judge` resource (SmolLM2 here, a strong model on a GPU box)."""
+    """LLM-judge votes; the judge model is the `judge` resource (the fine-tuned SmolLM2 judge here, a strong
+    model on a GPU box: give that one k=5 votes at temperature 0.7, ProcessBench's sampling)."""
 
-    k: int = 3  # votes per solution
-    temperature: float = JudgeConfig().temperature
-    max_tokens: int = 128  # an index and a short reason; longer answers rarely parse better
-    max_solutions: int = 16  # SmolLM2 on 2 CPU cores decodes ~150 tokens/s: judge a sample, not all
+    k: int = 1  # votes per solution: the fine-tuned judge's card is its greedy verdict
+    temperature: float = 0.0
+    max_tokens: int = JudgeConfig().max_tokens  # its check of an 8-step solution is ~250 tokens, then it stops
+    max_solutions: int | None = None  # None: every solution of the partition (a cap bounds the cost)
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"vllm", "delta"}, pool="engine",
@@ -68,7 +69,10 @@ def judgments(context: dg.AssetExecutionContext, config: JudgeAssetConfig, wareh
 
 
 class ConsensusAssetConfig(dg.Config):
-    policy: str = "formal_override"  # one of prm.labeling.consensus.POLICIES; all are reported side by side
+    # one of prm.labeling.consensus.POLICIES, all reported side by side. MC labels kept where the fine-tuned judge
+    # names the same first error (Qwen's "Lessons" filter); formal_override would copy SymPy, which passes any step
+    # whose arithmetic holds, wrong operands included.
+    policy: str = "mc_judge_agree"
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"duckdb", "delta"},

@@ -1,10 +1,10 @@
 """The LLM judge on held-out problems with exact truth, through the judge labeler's own path (vLLM, k votes, majority).
 
-Run: ``.venv/bin/python benchmarks/judge.py [--model smollm2-judge] [--k 3]`` (``--model smollm2-135m-instruct``
-for the zero-shot base). The solutions are the fine-tuning recipe's held-out set (``prm.judge_training``: the
-policy's samples of problems never trained on, balanced by first-error position), judged with the ``judgments``
-asset's settings. ``consensus_f1`` is the ProcessBench F1 of the consensus of the judge and the SymPy check
-(``prm.labeling.consensus``, policy ``formal_override``) on the same solutions.
+Run: ``.venv/bin/python benchmarks/judge.py [--model smollm2-judge] [--k 3 --temperature 0.7]`` (``--model
+smollm2-135m-instruct`` for the zero-shot base). The solutions are the fine-tuning recipe's held-out set
+(``prm.judge_training``: the policy's samples of problems never trained on, balanced by first-error position),
+judged with the ``judgments`` asset's settings. ``consensus_f1`` is the ProcessBench F1 of the consensus of the
+judge and the SymPy check (``prm.labeling.consensus``, policy ``formal_override``) on the same solutions.
 
 Prints progress, then one JSON object: ``coverage``, ``first_error_acc``, ``processbench_f1``,
 ``tokens_per_step``, ``consensus_f1``, each with a 95% bootstrap interval over problems (``*_ci``), plus counts.
@@ -40,9 +40,10 @@ from prm.models.constants import JUDGE_NAME  # noqa: E402
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default=JUDGE_NAME, help="judge model name or folder")
-    p.add_argument("--k", type=int, default=3, help="votes per solution (the judgments asset's default)")
-    p.add_argument("--temperature", type=float, default=0.7)
-    p.add_argument("--max-tokens", type=int, default=192)
+    # The judgments asset's defaults (assets/verification.py): the fine-tuned judge's greedy verdict.
+    p.add_argument("--k", type=int, default=1, help="votes per solution")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--max-tokens", type=int, default=JudgeConfig().max_tokens)
     p.add_argument("--seed", type=int, default=0, help="the recipe's data seed (the held-out set)")
     return p.parse_args()
 

@@ -69,7 +69,7 @@ from prm.tasks import ArithmeticSourceConfig, generate_arithmetic  # noqa: E402
 from prm.training import PRMTrainConfig, TrainingSetConfig, read_prm_card, stratified_splits  # noqa: E402
 from prm.training.implicit import ImplicitPRMConfig  # noqa: E402
 from warehouse import Warehouse, connect  # noqa: E402
-from warehouse.methods import COMPARED_METHODS, LABEL_SOURCES, TRUTH  # noqa: E402
+from warehouse.methods import COMPARED_METHODS, JUDGE, LABEL_SOURCES, TRUTH  # noqa: E402
 
 SOURCE, DAY = "bench", "2026-01-01"
 
@@ -89,7 +89,8 @@ def _args() -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0, help="seeds the problems, the samples and the split")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="one PRM per label source per seed")
     p.add_argument("--implicit-steps", type=int, default=400, help="optimizer steps of each implicit PRM (0: none)")
-    p.add_argument("--methods", nargs="+", default=[*COMPARED_METHODS, "sympy"],
+    # No judge here: benchmarks/judge.py measures it; its consensus here is the rollouts' with the SymPy check.
+    p.add_argument("--methods", nargs="+", default=[*(m for m in COMPARED_METHODS if m != JUDGE), "sympy"],
                    choices=LABEL_SOURCES, help="label sources compared (one PRM each)")
     p.add_argument("--workdir", default=None, help="keep the warehouse and PRMs here; a warehouse already holding "
                    "the benchmark's labels is reused, so PRM settings can be compared without labeling again")

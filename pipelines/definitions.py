@@ -17,6 +17,7 @@ from pipelines.maintenance import maintenance_job, weekly_maintenance
 from pipelines.recovery import dead_run_sensor
 from pipelines.schedules import flywheel_schedule, nightly_refresh
 from pipelines.sensors import inbox_sensor
+from prm.models.constants import JUDGE_NAME
 
 defs = dg.Definitions(
     assets=[problems, policy_model, solutions, rollouts, mc_labels, omegaprm_labels, progress_labels, label_audit,
@@ -29,7 +30,9 @@ defs = dg.Definitions(
     resources={
         "warehouse": WarehouseResource(),
         "generation": GenerationResource(),  # the policy being labeled
-        "judge": GenerationResource(model="smollm2-135m-instruct"),  # the embedded instruct LLM
+        # SmolLM2 fine-tuned to judge (the shipped adapter merged in; prm.judge_training). A served judge is one
+        # config away: backend "openai", base_url and model (README, "Step labels").
+        "judge": GenerationResource(model=JUDGE_NAME),
         "flywheel": FlywheelResource(),  # what every flywheel round shares
     },
     # One process per run: the generation engine starts once and serves every asset of the run.

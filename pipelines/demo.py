@@ -17,7 +17,7 @@ from pipelines.instance import ensure_dagster_home
 from pipelines.recovery import SlotWatcher, owner_tags, release_dead_runs
 from warehouse import Warehouse, connect, today
 from warehouse.db import snapshot_versions
-from warehouse.methods import COMPARED_METHODS, CONSENSUS
+from warehouse.methods import COMPARED_METHODS
 
 # (table that must have rows, query): the summary shows each query whose table is filled.
 EXAMPLES = [
@@ -80,9 +80,8 @@ def prm_run_config(source: str) -> dict:
 
 # Optimizer steps per PRM in the demo: ~10 passes over its ~50 train solutions, ~15 s each on 2 CPU cores.
 DEMO_PRM_STEPS = 40
-# The compared methods without consensus: on the embedded judge it equals the SymPy labels, so a fifth PRM there
-# would cost the demo time and tell nothing.
-DEMO_COMPARED = [m for m in COMPARED_METHODS if m != CONSENSUS]
+# Every compared label source, the fine-tuned judge and its consensus included.
+DEMO_COMPARED = list(COMPARED_METHODS)
 
 
 def _execute(job: dg.JobDefinition, instance: dg.DagsterInstance, **kwargs) -> dg.ExecuteInProcessResult:

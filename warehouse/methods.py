@@ -47,8 +47,9 @@ JUDGE = "judge"
 CONSENSUS = "consensus"
 # Every name a training set or an audit can read: the table's methods and the truth.
 LABEL_SOURCES: tuple[str, ...] = (*(m.name for m in METHODS), TRUTH)
-# The label-source comparison's default: exact truth (the ceiling), the rollout methods and the consensus filter.
-COMPARED_METHODS: tuple[str, ...] = (TRUTH, "mc", "omegaprm", "progress", CONSENSUS)
+# The label-source comparison's default: exact truth (the ceiling), the rollout methods, the fine-tuned judge and
+# the consensus filter.
+COMPARED_METHODS: tuple[str, ...] = (TRUTH, "mc", "omegaprm", "progress", JUDGE, CONSENSUS)
 
 
 def method(name: str) -> Method:

@@ -1,9 +1,11 @@
 """Judge training rows: policy samples of generated problems with exact truth, balanced by first-error position, each
-with the verdict text the judge learns to write (a check per step up to the first wrong one, then the index)."""
+with the verdict text the judge learns to write (a check of each step against the problem's words up to the first
+wrong one, then the index)."""
 
 from __future__ import annotations
 
 import random
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,26 +35,41 @@ class JudgeExample:
         return len(self.steps)
 
 
+def _op_phrases(problem: ArithmeticProblem) -> list[str] | None:
+    """Per gold step of a word problem, the words it comes from ("starts with 4 points, wins 5", "loses 3"); None
+    for a chain problem or a question not in the generator's sentence pattern."""
+    sentences = [s.rstrip(".?") for s in re.split(r"(?<=[.?])\s+", problem.question.strip())]
+    if problem.style != "word" or len(sentences) != problem.n_ops + 2:
+        return None
+    ops = [s.split(" ", 1)[-1] for s in sentences[1:-1]]  # drop the pronoun: "She wins 5" -> "wins 5"
+    start = sentences[0][sentences[0].find("starts"):]
+    return [f"{start}, {ops[0]}", *ops[1:]]
+
+
 def verdict_text(problem: ArithmeticProblem, steps: Sequence[str], first_error: int) -> str:
-    """A check of each paragraph up to the first wrong one (its running total against the problem's), then the
-    index in ``\\boxed{}`` as :func:`prm.labeling.judge.parse_vote` reads it.
+    """The check the judge learns to write: for each paragraph up to the first wrong one, the problem's words for
+    that step, the step they give, then what the paragraph wrote and whether its total matches; then the index in
+    ``\\boxed{}`` as :func:`prm.labeling.judge.parse_vote` reads it. Reading the step against the problem's words
+    is what catches the policy's typical error, a wrong operand.
 
     >>> from prm.tasks.arithmetic import ArithmeticConfig, generate_problems
     >>> p = generate_problems(1, ArithmeticConfig(n_ops=2, style="word"), seed=3)[0]
     >>> print(verdict_text(p, ["8+19 = 27", "27-18 = 19"], 1))
-    0: 8+19 = 27 right
-    1: 27-18 = 19 wrong, the total is 9
+    0: starts with 8 points, wins 19 so 8+19 = 27; it says 8+19 = 27, right
+    1: loses 18 so 27-18 = 9; it says 27-18 = 19, wrong
     \\boxed{1}
     """
+    phrases = _op_phrases(problem)
     last = len(steps) - 1 if first_error < 0 else first_error
     lines = []
     for i, step in enumerate(steps[: last + 1]):
-        if i != first_error:
-            lines.append(f"{i}: {step} right")
-        elif i < len(problem.intermediates):
-            lines.append(f"{i}: {step} wrong, the total is {problem.intermediates[i]}")
+        verdict = "wrong" if i == first_error else "right"
+        if i >= len(problem.gold_steps):
+            lines.append(f"{i}: the problem has no step {i}; it says {step}, {verdict}")
+        elif phrases is None:
+            lines.append(f"{i}: {problem.gold_steps[i]}; it says {step}, {verdict}")
         else:
-            lines.append(f"{i}: {step} wrong, the problem has no step {i}")
+            lines.append(f"{i}: {phrases[i]} so {problem.gold_steps[i]}; it says {step}, {verdict}")
     return "\n".join([*lines, f"\\boxed{{{first_error}}}"])
 
 

@@ -27,6 +27,7 @@ from prm.format import labels_from_first_error, statuses_from_first_error
 from prm.generation import GenerationBackend, sample_solutions
 from prm.labeling.types import StepLabel, params_json
 from prm.models import prompter_for
+from prm.models.constants import JUDGE_NAME
 from warehouse.methods import JUDGE
 
 TIE_BREAKS = ("earliest", "none")
@@ -59,7 +60,7 @@ class JudgeConfig:
     k: int = 5  # votes per solution; odd so two-way splits cannot tie
     temperature: float = 0.7  # votes must differ to be worth voting on; 0.7 is the usual self-consistency setting
     max_tokens: int = 512  # a paragraph-by-paragraph critique of an 8-step solution fits in ~300 tokens
-    model: str = "smollm2-135m-instruct"  # the judge's name for rows and its chat template (prm.format)
+    model: str = JUDGE_NAME  # the judge's name for rows and its chat template (prm.format): the fine-tuned SmolLM2
     tie_break: str = "earliest"  # "earliest" (earliest error wins, -1 ranks last) or "none" (tie = no majority)
     seed: int = 0  # base seed: request i of a call uses seed + i * k
 

@@ -29,3 +29,7 @@ JUDGE_NAME = "smollm2-judge"
 # The judge's LoRA adapter over SmolLM2 (prm.judge_training), shipped in the repository with its card (~5 MB).
 SHIPPED_JUDGE_DIR = Path(__file__).resolve().parents[1] / "judge_training" / "shipped" / JUDGE_NAME
 JUDGE_CARD_FILE = "judge_card.json"  # config, data counts, loss curve, held-out table, adapter digest
+# The band the judge's held-out table must lie in for its votes to be worth their tokens: it answers (coverage; the
+# base SmolLM2 abstains on every solution), accepts right solutions, and finds more first errors than a judge that
+# always names step 0 would on balanced data (~0.25 with errors spread over positions).
+JUDGE_CARD_BAND = {"coverage": (0.9, 1.0), "correct_acc": (0.5, 1.0), "first_error_acc": (0.3, 1.0)}

@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from prm.models.constants import COMPLETE_MARKER, JUDGE_CARD_FILE, LOCK_POLL_S, LOCK_TIMEOUT_S
+from prm.models.constants import COMPLETE_MARKER, JUDGE_CARD_BAND, JUDGE_CARD_FILE, LOCK_POLL_S, LOCK_TIMEOUT_S
 from warehouse.locks import exclusive
 
 
@@ -31,6 +31,28 @@ def verify_adapter(folder: Path) -> str:
         raise ValueError(f"the judge adapter at {folder} does not match the digest in its card: it was altered or "
                          "partly copied; restore it with `git checkout -- prm/judge_training/shipped` or `make judge`")
     return digest
+
+
+def judge_card_problems(card: dict | None, band: dict[str, tuple[float, float]] | None = None) -> list[str]:
+    """What keeps a judge card's held-out table out of :data:`JUDGE_CARD_BAND` ([] = fine).
+
+    >>> judge_card_problems({"eval": {"coverage": 1.0, "correct_acc": 0.93, "first_error_acc": 0.17}})
+    ['first_error_acc: 0.17 is outside [0.3, 1.0]']
+    """
+    if not card or "eval" not in card:
+        return [f"no {JUDGE_CARD_FILE} with a held-out table: this folder was not built by prm.judge_training"]
+    problems = []
+    for metric, (low, high) in (band or JUDGE_CARD_BAND).items():
+        value = card["eval"].get(metric)
+        if value is None or not low <= value <= high:
+            problems.append(f"{metric}: {value} is outside [{low}, {high}]")
+    return problems
+
+
+def read_judge_card(folder: Path) -> dict | None:
+    """The ``judge_card.json`` in ``folder`` (the adapter's, or the merged judge's copy), or None."""
+    path = folder / JUDGE_CARD_FILE
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def merge_judge(adapter: Path, base: Path, out_dir: Path) -> Path:
