@@ -17,7 +17,7 @@ from prm.evaluation.latest import latest_f1
 from prm.evaluation.prm_eval import CONSTANT, LENGTH
 from prm.format import StepTagConvention
 from prm.models import resolve_model
-from prm.models.constants import ARITH_POLICY_NAME, JUDGE_NAME
+from prm.models.constants import ARITH_POLICY_NAME, JUDGE_NAME, SHIPPED_JUDGE_DIR
 from prm.models.judge import judge_card_problems, read_judge_card
 from prm.policy import card_problems, read_card
 from prm.training import TrainingSet, read_prm_card
@@ -103,7 +103,8 @@ def judge_card_in_band(judge: GenerationResource) -> dg.AssetCheckResult:
     if judge.model != JUDGE_NAME:
         return dg.AssetCheckResult(passed=True, description=f"the judge is {judge.model}, not the shipped "
                                    f"{JUDGE_NAME}: it has no card to check")
-    card = read_judge_card(resolve_model(JUDGE_NAME))
+    resolve_model(JUDGE_NAME)  # merges the shipped adapter, refusing one whose digest differs from its card
+    card = read_judge_card(SHIPPED_JUDGE_DIR)  # the shipped card: a merged copy may predate an edited card
     problems = judge_card_problems(card)
     table = (card or {}).get("eval", {})
     desc = ("in band: " + ", ".join(f"{k} {table.get(k)}" for k in ("coverage", "correct_acc", "first_error_acc"))

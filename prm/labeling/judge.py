@@ -69,6 +69,9 @@ class JudgeConfig:
             raise ValueError(f"k={self.k}: a majority needs at least one vote; ProcessBench-style voting uses 5")
         if self.temperature < 0:
             raise ValueError(f"temperature={self.temperature} must be >= 0 (0 = greedy, then use k=1)")
+        if self.temperature == 0 and self.k > 1:
+            raise ValueError(f"k={self.k} votes at temperature 0 would all be the one greedy answer (and vLLM refuses "
+                             "n > 1 for greedy sampling): use k=1, or a temperature > 0 such as 0.7")
         if self.max_tokens < 1:
             raise ValueError(f"max_tokens={self.max_tokens} must be >= 1; the answer alone needs ~8 tokens")
         if not self.model:

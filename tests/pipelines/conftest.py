@@ -50,7 +50,7 @@ def tiny_run_config(model: str, context: int) -> dict:
             "rollouts": {"config": {"n_rollouts": 2, **gen}},
             "mc_labels": {"config": {"n_rollouts": 3, **gen}},
             "omegaprm_labels": {"config": {"k": 2, "max_searches": 4, **gen}},
-            "judgments": {"config": {"k": 2, "max_tokens": 24, "max_solutions": 3}},
+            "judgments": {"config": {"k": 2, "temperature": 0.7, "max_tokens": 24, "max_solutions": 3}},
         },
         "resources": {"generation": {"config": {"model": model, "kv_cache_gib": 0.5, "max_model_len": context}}},
     }

@@ -64,7 +64,8 @@ def test_majority(votes: list[int | None], tie_break: str, first_error: int | No
 
 @pytest.mark.parametrize("kwargs,match", [({"k": 0}, "k=0"), ({"temperature": -1}, "temperature"),
                                           ({"max_tokens": 0}, "max_tokens"), ({"model": ""}, "model"),
-                                          ({"tie_break": "latest"}, "tie_break")])
+                                          ({"tie_break": "latest"}, "tie_break"),
+                                          ({"k": 3, "temperature": 0.0}, "use k=1")])
 def test_config_rejects(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         JudgeConfig(**kwargs)
