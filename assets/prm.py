@@ -68,21 +68,28 @@ class PRMDataConfig(dg.Config):
 
 
 class PRMTrainAssetConfig(dg.Config):
-    """The PRM run (prm.training.PRMTrainConfig): a token-classification head on the policy's backbone."""
+    """The PRM run (prm.training.PRMTrainConfig): by default the LM-head PRM fine-tuned from the policy."""
 
     base_model: str = _TRAIN.base_model  # Math-Shepherd initialises its PRM from the generator
-    # Optimizer steps; -1 trains by the library's epochs (PRMTrainConfig.num_epochs, the benchmarks' recipe). A
-    # small partition (~100s of rows) wants a fixed budget instead: the demo passes its own.
+    # "lm": each step scored by the policy's own LM head against the frozen policy (reads the steps: README,
+    # "Do the PRMs read the steps?"); "classifier": a two-class head at each step tag, which vLLM's pooling
+    # runner serves (`prm-serve`, the GPU run book).
+    head: str = _TRAIN.head
+    # Optimizer steps (the LM head's recipe: 400 of 16 solutions); -1 trains by num_epochs, which the
+    # classification head wants (~4 passes). The demo's small partition passes its own budget.
     max_steps: int = _TRAIN.max_steps
     num_epochs: float = _TRAIN.num_epochs
     learning_rate: float = _TRAIN.learning_rate
+    weight_decay: float = _TRAIN.weight_decay
+    beta: float = _TRAIN.beta  # head="lm": the reward scale
     batch_size: int = _TRAIN.batch_size
     freeze_backbone: bool = _TRAIN.freeze_backbone
     lora_r: int = _TRAIN.lora_r
 
     def to_library(self, label_kind: str) -> PRMTrainConfig:
-        return PRMTrainConfig(base_model=self.base_model, label_kind=label_kind, max_steps=self.max_steps,
-                              num_epochs=self.num_epochs, learning_rate=self.learning_rate, batch_size=self.batch_size,
+        return PRMTrainConfig(base_model=self.base_model, head=self.head, label_kind=label_kind,
+                              max_steps=self.max_steps, num_epochs=self.num_epochs, learning_rate=self.learning_rate,
+                              weight_decay=self.weight_decay, beta=self.beta, batch_size=self.batch_size,
                               freeze_backbone=self.freeze_backbone, lora_r=self.lora_r)
 
 
@@ -111,7 +118,8 @@ def prm_training_set(context: dg.AssetExecutionContext, config: PRMDataConfig,
 
 
 @dg.asset(group_name="prm", kinds={"pytorch", "transformers"}, pool="engine", deps=["prm_training_set"],
-          description="A PRM: the policy's backbone with a two-class head read at each step tag.")
+          description="A PRM fine-tuned from the policy: by default its LM head scores each step's tokens against the "
+          "frozen policy (head='lm'); head='classifier' reads a two-class head at each step tag (vLLM-servable).")
 def prm_model(context: dg.AssetExecutionContext, config: PRMTrainAssetConfig,
               warehouse: WarehouseResource) -> dg.MaterializeResult:
     from prm.training import train_prm

@@ -155,9 +155,10 @@ def train_stage(args: argparse.Namespace, sizes: Sizes, work: Path) -> dict[str,
         steps = split_steps(solution)
         rows.append({"prompt": question, "completions": steps,
                      "labels": labels_from_first_error(len(steps), first_error)})
-    config = PRMTrainConfig(base_model=sizes.base, max_steps=sizes.train_steps, batch_size=sizes.train_batch,
-                            warmup_steps=0, logging_steps=max(1, sizes.train_steps // 5), eval_steps=10**6,
-                            save_steps=10**6, seed=args.seed, learning_rate=1e-4)
+    config = PRMTrainConfig(base_model=sizes.base, head="classifier", max_steps=sizes.train_steps,  # vLLM serves it
+                            batch_size=sizes.train_batch, warmup_steps=0,
+                            logging_steps=max(1, sizes.train_steps // 5), eval_steps=10**6, save_steps=10**6,
+                            seed=args.seed, learning_rate=1e-4)
     started = time.perf_counter()
     folder = train_prm(rows, work / "prm", config)
     wall = time.perf_counter() - started

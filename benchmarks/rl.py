@@ -54,7 +54,8 @@ def _args() -> argparse.Namespace:
     p.add_argument("--learning-rate", type=float, default=RLRunConfig().learning_rate)
     p.add_argument("--eval-problems", type=int, default=RLRunConfig().eval_problems, help="per difficulty")
     p.add_argument("--eval-samples", type=int, default=RLRunConfig().eval_samples)
-    p.add_argument("--truth-prm-steps", type=int, default=300, help="optimizer steps of the fallback truth PRM")
+    p.add_argument("--truth-prm-steps", type=int, default=None,
+                   help="optimizer steps of the fallback truth PRM (default: PRMTrainConfig's, the LM head's 400)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fresh", action="store_true", help="rerun arms already finished in --out under the same "
                    "policy, PRM and config (by default they are read back, so a killed run continues)")
@@ -65,7 +66,7 @@ def _emit(obj: dict) -> None:
     print(json.dumps(obj), flush=True)
 
 
-def truth_prm(policy: Path, out: Path, steps: int, seed: int) -> Path:
+def truth_prm(policy: Path, out: Path, steps: int | None, seed: int) -> Path:
     """A PRM trained on exact step truth (first-error convention) of the policy's samples on 6-10 operations;
     an earlier one in ``out`` is reused when its card holds the same training config and base policy."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -73,7 +74,8 @@ def truth_prm(policy: Path, out: Path, steps: int, seed: int) -> Path:
     from prm.policy.evaluate import sample_solutions
     from prm.training import PRMTrainConfig, read_prm_card, train_prm
 
-    config = PRMTrainConfig(base_model=str(policy), max_steps=steps, eval_steps=10_000, save_steps=10_000, seed=seed)
+    config = PRMTrainConfig(base_model=str(policy), eval_steps=10_000, save_steps=10_000, seed=seed,
+                            **({} if steps is None else {"max_steps": steps}))
     if (out / "config.json").is_file() and (out / POLICY_STAMP).is_file():
         same_policy = (out / POLICY_STAMP).read_text() == model_version(policy)
         if same_policy and read_prm_card(out).get("config") == json.loads(json.dumps(asdict(config))):

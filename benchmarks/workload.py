@@ -42,5 +42,6 @@ def default_prm(out: Path, seed: int, base_model: str = "arith-policy", max_step
         steps = split_steps(solution)
         rows.append({"prompt": question, "completions": steps,
                      "labels": labels_from_first_error(len(steps), first_error)})
-    return train_prm(rows, out, PRMTrainConfig(base_model=base_model, max_steps=max_steps, eval_steps=1000,
-                                               save_steps=1000, seed=seed))
+    # The classification head: the layout vLLM's pooling runner serves, which these benchmarks compare.
+    return train_prm(rows, out, PRMTrainConfig(base_model=base_model, head="classifier", max_steps=max_steps,
+                                               eval_steps=1000, save_steps=1000, seed=seed))

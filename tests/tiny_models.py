@@ -50,8 +50,8 @@ def train_tiny_prm(base: Path, out: Path) -> Path:
 
     rows = [{"prompt": f"{i} plus 1", "completions": ["ok", "no"][: 1 + i % 2], "labels": [True, False][: 1 + i % 2]}
             for i in range(8)]
-    config = PRMTrainConfig(base_model=str(base), max_steps=2, batch_size=8, warmup_steps=0, logging_steps=1,
-                            eval_steps=10, save_steps=10)
+    config = PRMTrainConfig(base_model=str(base), head="classifier", max_steps=2, batch_size=8, warmup_steps=0,
+                            logging_steps=1, eval_steps=10, save_steps=10)
     return train_prm(rows, out, config)
 
 

@@ -1,6 +1,7 @@
 """Scoring with an LM-head PRM (a folder written by :func:`prm.training.implicit.train_implicit_prm`): a step's
 score is ``sigmoid(beta * sum log(pi / pi_ref))`` over its own tokens (trained on step labels) or over the prefix
-up to it (trained on outcomes, PRIME's Q value). The reference is the base model its ``implicit_prm.json`` names.
+up to it (trained on outcomes, PRIME's Q value). The reference is the model its ``implicit_prm.json`` names
+(``reference``).
 
 :func:`prm.scoring.load_prm` returns this scorer for such a folder, so evaluation, search and the reward server
 score with it like any PRM; vLLM's pooling runner does not serve it (it needs a second model's log-probs).
@@ -124,7 +125,8 @@ def load_implicit_prm(folder: str | Path, config: ScorerConfig | None = None) ->
     folder = Path(folder)
     try:
         recipe = json.loads((folder / IMPLICIT_CONFIG_FILE).read_text())
-        base, beta, labels = recipe["base_model"], float(recipe["beta"]), recipe.get("labels", "outcome")
+        base = recipe.get("reference") or recipe["base_model"]  # older folders: the base was the reference
+        beta, labels = float(recipe["beta"]), recipe.get("labels", "outcome")
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise ValueError(f"{folder / IMPLICIT_CONFIG_FILE} is not a readable implicit-PRM config ({err}); rebuild "
                          "the folder with prm.training.implicit.train_implicit_prm") from None

@@ -28,3 +28,9 @@ CHECKPOINT_DIR = "checkpoints"  # Trainer checkpoints; resume reads the last one
 # with the same weights as one handed the TrainingSet in memory).
 ROWS_FILE = "rows.jsonl"
 META_FILE = "training_set.json"
+
+# What reads a step. "lm": the LM-head PRM, the backbone's own LM head scoring each step's tokens against a frozen
+# reference (``beta * sum log(pi / pi_ref)`` through a sigmoid; prm.training.lm_head); the recipe that reads the
+# steps (README, "Do the PRMs read the steps?"). "classifier": a two-class head at each step tag, the layout
+# vLLM's pooling runner and the public PRMs (Math-Shepherd, Qwen2.5-Math-PRM) use.
+PRM_HEADS = ("lm", "classifier")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -44,6 +45,10 @@ class ImplicitPRMConfig:
     batch_size: int = 16
     seed: int = 0
     torch_threads: int = 1
+    warmup_steps: int = 0  # linear warmup of the learning rate over this many steps
+    # The model scores are read against; None: base_model. A warm start from another LM-head PRM keeps that
+    # PRM's own reference, or every log-ratio would start at 0 and its knowledge would be lost.
+    reference: str | None = None
 
     def __post_init__(self) -> None:
         if self.beta <= 0 or self.learning_rate <= 0 or self.max_steps <= 0 or self.batch_size <= 0:
@@ -72,21 +77,33 @@ def _logits_and_targets(model: Any, ref: Any, batch: list[tuple[Any, Any]], labe
             if label is not None:
                 logits.append(ratio[start:end].sum())
                 targets.append(float(label))
-    return beta * torch.stack(logits), torch.tensor(targets)
+    stacked = torch.stack(logits)
+    return beta * stacked, torch.tensor(targets, device=stacked.device)
 
 
-def train_implicit_prm(rows: Sequence[tuple[str, Sequence[str], Any]], out_dir: str | Path,
-                       config: ImplicitPRMConfig | None = None,
-                       progress: Callable[[str], None] | None = None) -> Path:
-    """Fine-tune ``config.base_model`` on (question, steps, target) rows and save it (HF folder) in ``out_dir``:
-    the target is the solution's outcome (``labels="outcome"``) or one label per step, None for unlabelled."""
+@dataclass
+class Fitted:
+    """A fine-tuned LM-head model and what its run cost."""
+
+    model: Any
+    ref: Any  # the frozen model the log-ratios are read against
+    tokenizer: Any
+    loss_history: list[list[float]]  # [step, loss] every 10 steps
+    train_tokens: int  # token positions read (padding excluded), reference passes not counted
+    seconds: float
+
+
+def fit_implicit(rows: Sequence[tuple[str, Sequence[str], Any]], config: ImplicitPRMConfig,
+                 progress: Callable[[str], None] | None = None) -> Fitted:
+    """Fine-tune ``config.base_model`` (scored against ``config.reference`` or the base) on (question, steps,
+    target) rows: the target is the solution's outcome (``labels="outcome"``) or one label per step (a bool or a
+    soft P(good); None for unlabelled)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from prm.models import resolve_model
 
-    config = config or ImplicitPRMConfig()
     rows = [r for r in rows if r[1]]
-    flat = [bool(t) for r in rows for t in ([r[2]] if config.labels == "outcome" else r[2]) if t is not None]
+    flat = [float(t) >= 0.5 for r in rows for t in ([r[2]] if config.labels == "outcome" else r[2]) if t is not None]
     if not any(flat) or all(flat):
         raise ValueError(f"an implicit PRM learns from {config.labels} labels: pass both right and wrong ones")
     torch.set_num_threads(config.torch_threads)
@@ -94,27 +111,57 @@ def train_implicit_prm(rows: Sequence[tuple[str, Sequence[str], Any]], out_dir: 
     base = str(resolve_model(config.base_model))
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
-    ref = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32).eval()
+    ref = AutoModelForCausalLM.from_pretrained(str(resolve_model(config.reference or config.base_model)),
+                                               dtype=torch.float32).eval()
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # fp32 on either: the log-ratio is a small difference
+    model.to(device)
+    ref.to(device)
     encoded = [(encode_solution(tokenizer, q, steps), target) for q, steps, target in rows]
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+    warmup = max(config.warmup_steps, 0)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / (warmup + 1)))
     order: list[int] = []
     rng = random.Random(config.seed)
+    losses: list[list[float]] = []
+    tokens, started = 0, time.perf_counter()
     model.train()
     for step in range(config.max_steps):
         if len(order) < config.batch_size:
             order += rng.sample(range(len(encoded)), len(encoded))
         take, order = order[: config.batch_size], order[config.batch_size:]
-        logit, target = _logits_and_targets(model, ref, [encoded[i] for i in take], config.labels, config.beta)
+        batch = [encoded[i] for i in take]
+        logit, target = _logits_and_targets(model, ref, batch, config.labels, config.beta)
         loss = torch.nn.functional.binary_cross_entropy_with_logits(logit, target)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        schedule.step()
+        tokens += sum(len(e.input_ids) for e, _ in batch)
+        if (step + 1) % 10 == 0 or step + 1 == config.max_steps:
+            losses.append([step + 1, round(loss.item(), 6)])
         if progress and (step + 1) % 50 == 0:
+            elapsed = time.perf_counter() - started
+            eta = elapsed / (step + 1) * (config.max_steps - step - 1)
             progress(f"implicit PRM ({config.labels} labels) step {step + 1}/{config.max_steps}: "
-                     f"loss {loss.item():.4f}")
-    out = Path(out_dir)
+                     f"loss {loss.item():.4f}, ETA {eta:.0f} s")
+    model.eval()
+    return Fitted(model, ref, tokenizer, losses, tokens, time.perf_counter() - started)
+
+
+def save_implicit(fitted: Fitted, out: Path, config: ImplicitPRMConfig) -> None:
+    """Weights, tokenizer and the recipe file (what marks the folder as an LM-head PRM, naming its reference)."""
     out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    atomic_write_text(out / IMPLICIT_CONFIG_FILE, json.dumps(asdict(config), indent=1))
+    fitted.model.save_pretrained(out)
+    fitted.tokenizer.save_pretrained(out)
+    recipe = {**asdict(config), "reference": config.reference or config.base_model}
+    atomic_write_text(out / IMPLICIT_CONFIG_FILE, json.dumps(recipe, indent=1))
+
+
+def train_implicit_prm(rows: Sequence[tuple[str, Sequence[str], Any]], out_dir: str | Path,
+                       config: ImplicitPRMConfig | None = None,
+                       progress: Callable[[str], None] | None = None) -> Path:
+    """:func:`fit_implicit` on ``rows``, saved (HF folder and ``implicit_prm.json``) in ``out_dir``."""
+    config = config or ImplicitPRMConfig()
+    out = Path(out_dir)
+    save_implicit(fit_implicit(rows, config, progress), out, config)
     return out

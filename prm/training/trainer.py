@@ -1,7 +1,8 @@
-"""Train a PRM with the HF ``Trainer`` from a warehouse :class:`TrainingSet` or TRL stepwise-supervision rows.
+"""Train a PRM from a warehouse :class:`TrainingSet` or TRL stepwise-supervision rows: ``head="lm"`` goes to
+:mod:`prm.training.lm_head`; ``head="classifier"`` trains here with the HF ``Trainer``.
 
-The saved folder is a normal HF model folder (``AutoModelForTokenClassification`` loads it; LoRA adapters
-are merged in) plus its tokenizer, ``prm_convention.json`` (where the scorer reads the head) and
+The classification head's folder is a normal HF model folder (``AutoModelForTokenClassification`` loads it;
+LoRA adapters are merged in) plus its tokenizer, ``prm_convention.json`` (where the scorer reads the head) and
 ``prm_card.json`` (config, label method, counts, skipped rows, final metrics). Trainer checkpoints live in
 ``<out_dir>/checkpoints``; ``resume=True`` continues from the last one.
 
@@ -35,9 +36,11 @@ from prm.evaluation.metrics import roc_auc
 from prm.export.encodable import dumps_strict
 from prm.export.io import atomic_write_text
 from prm.format import ContextOverflowError
+from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE
 from prm.training.config import PRMTrainConfig
 from prm.training.constants import CARD_FILE, CHECKPOINT_DIR, CONVENTION_NAME, IGNORE_INDEX, META_FILE, SPLITS
 from prm.training.data import TrainingSet
+from prm.training.lm_head import train_lm_head
 from prm.training.model import (
     CONVENTION,
     PadCollator,
@@ -230,7 +233,8 @@ def _barrier(args: TrainingArguments) -> None:
 
 def train_prm(data: TrainData, out_dir: str | Path, config: PRMTrainConfig | None = None, *,
               resume: bool = False) -> Path:
-    """Train a PRM on ``data`` and save it to ``out_dir``; returns ``out_dir``.
+    """Train a PRM on ``data`` and save it to ``out_dir``; returns ``out_dir``. ``config.head`` picks what reads
+    a step: the LM head (default; :mod:`prm.training.lm_head`) or a two-class classification head (this module).
 
     ``data``: a :class:`TrainingSet` (or a folder written by ``TrainingSet.save``), TRL stepwise-supervision
     rows (``prompt``, ``completions``, ``labels``; an optional ``split`` column picks ``train``/``val`` rows,
@@ -251,6 +255,10 @@ def train_prm(data: TrainData, out_dir: str | Path, config: PRMTrainConfig | Non
     threads = torch.get_num_threads()
     torch.set_num_threads(config.torch_threads)
     try:
+        if config.head == "lm":
+            provenance = {"label_method": source.label_method, "training_set": source.training_set,
+                          "warehouse_versions": source.warehouse_versions}
+            return train_lm_head(source.rows, out, config, provenance=provenance, resume=resume)
         return _train(source, out, config, resume)
     finally:
         torch.set_num_threads(threads)
@@ -313,12 +321,14 @@ def _save(out: Path, model: Any, tokenizer: Any, source: _Source, config: PRMTra
 
     out.mkdir(parents=True, exist_ok=True)
     (out / CARD_FILE).unlink(missing_ok=True)
+    (out / IMPLICIT_CONFIG_FILE).unlink(missing_ok=True)  # an earlier LM head's: load_prm would read it
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     CONVENTION.save(out)
     state = trainer.state
     counts = {s: class_counts(encoded.rows[s]) for s in ("train", "val")}
     card = {
+        "head": "classifier",
         "base_model": config.base_model,
         "base_model_version": model_version(config.base_model),
         "convention": CONVENTION_NAME,

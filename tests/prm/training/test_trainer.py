@@ -1,4 +1,5 @@
-"""Training a tiny PRM: loss falls, save/reload, tag ids shared with scoring, resume, inputs, adapters."""
+"""Training a tiny classification-head PRM: loss falls, save/reload, tag ids shared with scoring, resume, inputs,
+adapters."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ STEPS = 20  # optimizer steps of the shared run: the loss of a full-batch tiny m
 
 def tiny(base: Path, **overrides) -> PRMTrainConfig:
     """A config that trains the tiny base in about a second: full batches, a high rate, no warmup."""
-    kw = {"base_model": str(base), "max_steps": STEPS, "batch_size": 16, "learning_rate": 1e-2, "warmup_steps": 0,
-          "logging_steps": 1, "eval_steps": 10, "save_steps": 10}
+    kw = {"base_model": str(base), "head": "classifier", "max_steps": STEPS, "batch_size": 16, "learning_rate": 1e-2,
+          "warmup_steps": 0, "logging_steps": 1, "eval_steps": 10, "save_steps": 10}
     return PRMTrainConfig(**{**kw, **overrides})
 
 
@@ -199,7 +200,11 @@ def test_soft_loss_is_bce_of_the_logit_margin_and_weights_scale_each_class() -> 
 
 def test_config_refuses_contradictions() -> None:
     with pytest.raises(ValueError, match="choose one"):
-        PRMTrainConfig(freeze_backbone=True, lora_r=4)
+        PRMTrainConfig(head="classifier", freeze_backbone=True, lora_r=4)
+    with pytest.raises(ValueError, match="head='lm' fine-tunes the whole backbone"):
+        PRMTrainConfig(lora_r=4)
+    with pytest.raises(ValueError, match="head='value' must be one of"):
+        PRMTrainConfig(head="value")
     with pytest.raises(ValueError, match="label_kind='probability' must be one of"):
         PRMTrainConfig(label_kind="probability")
 

@@ -1,0 +1,137 @@
+"""``train_prm`` with ``head="lm"``: the LM-head PRM, each step scored by the backbone's own LM head against a
+frozen reference (:mod:`prm.training.implicit` on step labels), saved with a ``prm_card.json`` like the
+classification head's, so evaluation, the registry, search and the rewards read it the same way.
+
+One process, no checkpoints: the arithmetic recipe is 400 steps (~4 min on 2 CPU cores).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from prm.evaluation.metrics import roc_auc
+from prm.export.encodable import dumps_strict
+from prm.export.io import atomic_write_text
+from prm.format import CONVENTION_FILE
+from prm.scoring.base import context_of
+from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE, implicit_step_rewards
+from prm.scoring.reading import encode_solution
+from prm.training.config import PRMTrainConfig
+from prm.training.constants import CARD_FILE, SOFT_THRESHOLD
+from prm.training.implicit import Fitted, ImplicitPRMConfig, fit_implicit, save_implicit
+from prm.training.rows import check_both_classes, class_counts, split_of
+
+log = logging.getLogger(__name__)
+
+VAL_ROWS_SCORED = 512  # val rows the card's eval metrics read (the evaluation scores every held-out row later)
+
+
+def reference_of(base_model: str) -> str:
+    """The model an LM-head PRM warm-started from ``base_model`` is scored against: the base's own reference
+    when the base is itself an LM-head PRM (a flywheel round's parent), else the base."""
+    from prm.models import resolve_model
+
+    resolved = resolve_model(base_model)
+    recipe = Path(resolved) / IMPLICIT_CONFIG_FILE if isinstance(resolved, Path) else None
+    if recipe is not None and recipe.is_file():
+        saved = json.loads(recipe.read_text(encoding="utf-8"))
+        return str(saved.get("reference") or saved["base_model"])
+    return base_model
+
+
+def _fits(rows: Sequence[Mapping[str, Any]], tokenizer: Any, limit: int | None) -> tuple[list, int]:
+    """The rows whose prompt and steps fit ``limit`` tokens, and how many did not (skipped, never cut)."""
+    kept = [r for r in rows if limit is None or len(encode_solution(tokenizer, r["prompt"], r["completions"])
+                                                       .input_ids) <= limit]
+    return kept, len(rows) - len(kept)
+
+
+def _triples(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str], list[float]]]:
+    return [(r["prompt"], list(r["completions"]), [float(x) for x in r["labels"]]) for r in rows]
+
+
+def _val_metrics(fitted: Fitted, rows: Sequence[Mapping[str, Any]], beta: float) -> dict[str, float]:
+    """BCE, step accuracy and step AUC of the trained PRM on (up to ``VAL_ROWS_SCORED``) val rows."""
+    rows = list(rows)[:VAL_ROWS_SCORED]
+    with torch.inference_mode():
+        rewards = implicit_step_rewards(fitted.model, fitted.ref, fitted.tokenizer,
+                                        [(r["prompt"], list(r["completions"])) for r in rows], beta=beta)
+    logits = [x for steps in rewards for x in steps]
+    labels = [float(x) for r in rows for x in r["labels"]]
+    loss = torch.nn.functional.binary_cross_entropy_with_logits(torch.tensor(logits), torch.tensor(labels))
+    good = [y >= SOFT_THRESHOLD for y in labels]
+    metrics = {"eval_loss": float(loss),
+               "eval_step_accuracy": sum((x >= 0) == g for x, g in zip(logits, good, strict=True)) / len(labels)}
+    auc = roc_auc(good, logits)
+    if auc is not None:
+        metrics["eval_step_auc"] = auc
+    return metrics
+
+
+def train_lm_head(rows: Sequence[Mapping[str, Any]], out: Path, config: PRMTrainConfig, *,
+                  provenance: Mapping[str, Any], resume: bool = False) -> Path:
+    """Train the LM-head PRM on the train rows of ``rows`` (TRL stepwise form) and save it in ``out``;
+    ``provenance`` (label method, training set, warehouse versions) goes into the card."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    from prm.models import model_version, resolve_model
+
+    if resume:
+        raise ValueError("head='lm' trains in one go and keeps no checkpoints (the recipe is 400 steps, ~4 min on "
+                         "2 CPU cores); train again without resume, or use head='classifier' for resumable runs")
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise ValueError("head='lm' trains in one process; launch it without torchrun/accelerate, or use "
+                         "head='classifier' for DDP")
+    base = str(resolve_model(config.base_model))
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    limit = config.max_length or context_of(AutoConfig.from_pretrained(base), tokenizer)
+    by_split = {s: [r for r in rows if split_of(r) == s] for s in ("train", "val")}
+    kept, skipped = {}, {}
+    for split, split_rows in by_split.items():
+        kept[split], skipped[split] = _fits(split_rows, tokenizer, limit)
+    if skipped["train"] + skipped["val"]:
+        log.warning("LM-head PRM: skipped %s rows longer than the %s-token context", skipped, limit)
+    if not kept["train"]:
+        raise ValueError(f"no train rows fit the {limit}-token context ({skipped['train']} skipped); shorten them, "
+                         "or raise PRMTrainConfig.max_length on a backbone with a longer context")
+    check_both_classes(kept["train"], "the train rows")
+    steps = config.max_steps if config.max_steps > 0 else math.ceil(
+        config.num_epochs * len(kept["train"]) / config.batch_size)
+    recipe = ImplicitPRMConfig(base_model=config.base_model, labels="step", beta=config.beta,
+                               learning_rate=config.learning_rate, weight_decay=config.weight_decay, max_steps=steps,
+                               batch_size=config.batch_size, seed=config.seed, torch_threads=config.torch_threads,
+                               warmup_steps=config.warmup_steps, reference=reference_of(config.base_model))
+    fitted = fit_implicit(_triples(kept["train"]), recipe, progress=log.info)
+    final = {"train_loss": fitted.loss_history[-1][1] if fitted.loss_history else float("nan"),
+             "train_runtime_s": fitted.seconds,
+             "train_tokens_per_s": fitted.train_tokens / fitted.seconds if fitted.seconds else 0.0}
+    if kept["val"]:
+        final.update(_val_metrics(fitted, kept["val"], config.beta))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / CARD_FILE).unlink(missing_ok=True)  # a folder with a card is complete; the card goes last
+    (out / CONVENTION_FILE).unlink(missing_ok=True)  # an earlier classification head's: load_prm would read it
+    save_implicit(fitted, out, recipe)
+    counts = {s: class_counts(kept[s]) for s in ("train", "val")}
+    card = {
+        "head": "lm", "base_model": config.base_model, "base_model_version": model_version(config.base_model),
+        "reference": recipe.reference, "convention": None, **provenance,
+        "label_kind": config.label_kind, "class_weights": None,  # the LM head's BCE is unweighted
+        "config": config.to_dict(), "rows": {s: len(kept[s]) for s in ("train", "val")},
+        "test_rows_unused": sum(split_of(r) == "test" for r in rows),
+        "steps": {s: {"good": g, "bad": b} for s, (g, b) in counts.items()},
+        "skipped_context_overflow": skipped, "max_length": limit, "global_step": steps, "world_size": 1,
+        "per_device_batch_size": config.batch_size, "epoch": steps * config.batch_size / len(kept["train"]),
+        "resumed_from": None, "loss_history": fitted.loss_history, "eval_history": [],
+        "final_metrics": final, "train_tokens": fitted.train_tokens,
+        "device": "cuda" if torch.cuda.is_available() else "cpu", "dtype": "fp32", "torch_version": torch.__version__,
+    }
+    atomic_write_text(out / CARD_FILE, dumps_strict(card, indent=2) + "\n")
+    return out

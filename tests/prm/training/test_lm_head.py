@@ -1,0 +1,82 @@
+"""The LM-head PRM through train_prm: it learns, its card, load_prm scores it, seeds, and folder hygiene."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prm.format import CONVENTION_FILE
+from prm.scoring import load_prm
+from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE, ImplicitPRMScorer
+from prm.training import PRMTrainConfig, read_prm_card, train_prm
+from prm.training.lm_head import reference_of
+from tests.prm.training.test_trainer import learnable_rows, tiny
+
+
+def lm(base: Path, **overrides) -> PRMTrainConfig:
+    return PRMTrainConfig(**{**tiny(base, max_steps=30, learning_rate=3e-2).to_dict(), "head": "lm", **overrides})
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[dict]:
+    return learnable_rows(24, "train", 0) + learnable_rows(8, "val", 1) + learnable_rows(4, "test", 2)
+
+
+@pytest.fixture(scope="module")
+def folder(tiny_base: Path, rows: list[dict], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return train_prm(rows, tmp_path_factory.mktemp("lm") / "prm", lm(tiny_base))
+
+
+def test_it_learns_and_its_card_says_what_it_is(folder: Path, tiny_base: Path) -> None:
+    card = read_prm_card(folder)
+    assert card["head"] == "lm" and card["reference"] == str(tiny_base) and card["convention"] is None
+    assert card["rows"] == {"train": 24, "val": 8} and card["test_rows_unused"] == 4
+    losses = [loss for _, loss in card["loss_history"]]
+    assert losses[-1] < losses[0] / 2  # "ok" vs "no" is learnable in 30 steps
+    assert card["final_metrics"]["eval_step_auc"] > 0.9  # held-out rows of the same pattern
+    assert (folder / IMPLICIT_CONFIG_FILE).is_file() and not (folder / CONVENTION_FILE).exists()
+
+
+def test_load_prm_scores_it_as_a_prm(folder: Path) -> None:
+    scorer = load_prm(folder)
+    assert isinstance(scorer, ImplicitPRMScorer)
+    good, bad = scorer.score_steps("7 plus 1", ["ok"])[0], scorer.score_steps("7 plus 1", ["no"])[0]
+    assert good > 0.5 > bad
+    assert scorer.score_batch([("q", []), ("7 plus 1", ["ok", "no"])])[0] == []
+
+
+def test_a_fixed_seed_repeats_and_another_changes(folder: Path, tiny_base: Path, rows: list[dict],
+                                                  tmp_path: Path) -> None:
+    def scores(path: Path) -> list[float]:
+        return load_prm(path).score_steps("3 plus 1", ["ok", "no", "ok"])
+
+    again = train_prm(rows, tmp_path / "again", lm(tiny_base))
+    other = train_prm(rows, tmp_path / "other", lm(tiny_base, seed=1))
+    assert scores(again) == scores(folder)
+    assert scores(other) != scores(folder)
+
+
+def test_heads_overwrite_each_other_cleanly(tiny_base: Path, rows: list[dict], tmp_path: Path) -> None:
+    out = tmp_path / "prm"
+    train_prm(rows, out, lm(tiny_base, max_steps=2))
+    train_prm(rows, out, tiny(tiny_base, max_steps=2))  # a classification head over the LM head's folder
+    assert not (out / IMPLICIT_CONFIG_FILE).exists() and not isinstance(load_prm(out), ImplicitPRMScorer)
+    train_prm(rows, out, lm(tiny_base, max_steps=2))
+    assert not (out / CONVENTION_FILE).exists() and isinstance(load_prm(out), ImplicitPRMScorer)
+
+
+def test_a_warm_start_keeps_the_parents_reference(folder: Path, tiny_base: Path) -> None:
+    assert reference_of(str(folder)) == str(tiny_base)  # not the parent: its log-ratios would start at 0
+    assert reference_of(str(tiny_base)) == str(tiny_base)
+    recipe = json.loads((folder / IMPLICIT_CONFIG_FILE).read_text())
+    assert recipe["labels"] == "step" and recipe["reference"] == str(tiny_base)
+
+
+def test_it_refuses_resume_and_one_class_rows(tiny_base: Path, rows: list[dict], tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="keeps no checkpoints"):
+        train_prm(rows, tmp_path / "a", lm(tiny_base), resume=True)
+    good = [{**r, "labels": [True] * len(r["labels"])} for r in rows]
+    with pytest.raises(ValueError, match=r"all \d+ step labels are good"):
+        train_prm(good, tmp_path / "b", lm(tiny_base))
