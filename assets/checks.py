@@ -20,6 +20,7 @@ from prm.models import resolve_model
 from prm.models.constants import ARITH_POLICY_NAME, JUDGE_NAME, SHIPPED_JUDGE_DIR
 from prm.models.judge import judge_card_problems, read_judge_card
 from prm.policy import card_problems, read_card
+from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE, read_recipe
 from prm.training import TrainingSet, read_prm_card
 from prm.training.artifacts import PRMArtifacts
 from warehouse import checks as wc
@@ -212,11 +213,16 @@ def threshold_chosen_on_validation(asset: dg.AssetsDefinition, experiment: str) 
 def prm_folder_is_scorable() -> dg.AssetCheckResult:
     folder = PRMArtifacts.default().model
     try:
-        convention = StepTagConvention.load(folder)
         card = read_prm_card(folder)
+        if (folder / IMPLICIT_CONFIG_FILE).is_file():  # an LM-head PRM: its recipe names the reference it reads
+            reference, beta, _ = read_recipe(folder)
+            described = f"LM-head PRM scored against {reference} (beta {beta})"
+        else:
+            convention = StepTagConvention.load(folder)
+            described = f"convention {convention.name}, tag {convention.step_tag!r}"
     except (FileNotFoundError, ValueError) as exc:
         return dg.AssetCheckResult(passed=False, description=str(exc))
-    return dg.AssetCheckResult(passed=True, description=f"convention {convention.name}, tag {convention.step_tag!r}",
+    return dg.AssetCheckResult(passed=True, description=described,
                                metadata={"train_solutions": int(card.get("rows", {}).get("train", 0))})
 
 

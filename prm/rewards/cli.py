@@ -63,7 +63,7 @@ def server_dtype(dtype: str, device: str) -> str:
 
 @main.command()
 @click.option("--model", "model_dir", required=True, type=click.Path(path_type=Path),
-              help="PRM folder (config.json, weights, prm_convention.json), e.g. one prm.training.train_prm wrote.")
+              help="PRM folder, e.g. one prm.training.train_prm wrote (an LM-head PRM needs --engine transformers).")
 @click.option("--shaping", type=click.Choice(SHAPING_NAMES), default="min", show_default=True,
               help="How step scores become one reward (min is PURE's min-form; sum is the naive, hackable form).")
 @click.option("--outcome-weight", type=float, default=DEFAULT_OUTCOME_WEIGHT, show_default=True,

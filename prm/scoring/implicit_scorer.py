@@ -111,6 +111,25 @@ class ImplicitPRMScorer:
         self.close()
 
 
+def read_recipe(folder: str | Path) -> tuple[str, float, str]:
+    """(reference model, beta, labels) from ``folder``'s ``implicit_prm.json``; a ValueError naming the file when
+    it is missing or broken.
+
+    >>> read_recipe("/nonexistent")
+    Traceback (most recent call last):
+    ...
+    ValueError: /nonexistent/implicit_prm.json is not a readable implicit-PRM config...
+    """
+    path = Path(folder) / IMPLICIT_CONFIG_FILE
+    try:
+        recipe = json.loads(path.read_text(encoding="utf-8"))
+        base = recipe.get("reference") or recipe["base_model"]  # older folders: the base was the reference
+        return str(base), float(recipe["beta"]), str(recipe.get("labels", "outcome"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"{path} is not a readable implicit-PRM config ({err}); retrain the folder with "
+                         "prm.training.train_prm (head='lm')") from None
+
+
 def load_implicit_prm(folder: str | Path, config: ScorerConfig | None = None) -> ImplicitPRMScorer:
     """The LM-head PRM in ``folder`` and the reference its ``implicit_prm.json`` names; each step scored on its
     own (``step``) when it was trained on step labels, by its prefix (``prefix``) when trained on outcomes."""
@@ -123,13 +142,7 @@ def load_implicit_prm(folder: str | Path, config: ScorerConfig | None = None) ->
         raise ValueError(f"{folder} is an LM-head PRM (it has {IMPLICIT_CONFIG_FILE}): vLLM's pooling runner cannot "
                          "score it (it needs a reference model's log-probs); use the transformers engine")
     folder = Path(folder)
-    try:
-        recipe = json.loads((folder / IMPLICIT_CONFIG_FILE).read_text())
-        base = recipe.get("reference") or recipe["base_model"]  # older folders: the base was the reference
-        beta, labels = float(recipe["beta"]), recipe.get("labels", "outcome")
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"{folder / IMPLICIT_CONFIG_FILE} is not a readable implicit-PRM config ({err}); rebuild "
-                         "the folder with prm.training.implicit.train_implicit_prm") from None
+    base, beta, labels = read_recipe(folder)
     if config.torch_threads:
         torch.set_num_threads(config.torch_threads)
     model = AutoModelForCausalLM.from_pretrained(str(folder)).eval()

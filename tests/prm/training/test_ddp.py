@@ -53,8 +53,9 @@ def _free_port() -> int:
 
 
 def _run(launcher: list[str], data: Path, base: Path, out: Path) -> Path:
-    options = ["--data", str(data), "--out", str(out), "--base-model", str(base), "--max-steps", str(STEPS),
-               "--batch-size", str(BATCH), "--learning-rate", "1e-2", "--warmup-steps", "0", "--logging-steps", "1",
+    options = ["--data", str(data), "--out", str(out), "--base-model", str(base), "--head", "classifier",
+               "--max-steps", str(STEPS), "--batch-size", str(BATCH), "--learning-rate", "1e-2", "--warmup-steps", "0",
+               "--logging-steps", "1",
                "--eval-steps", "100", "--save-steps", "100", "--seed", "0", "--torch-threads", "1"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run([*launcher, "-m", "prm.training", "train", *options], cwd=PROJECT_ROOT, env=env,
