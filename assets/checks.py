@@ -20,7 +20,7 @@ from prm.models import resolve_model
 from prm.models.constants import ARITH_POLICY_NAME, JUDGE_NAME, SHIPPED_JUDGE_DIR
 from prm.models.judge import judge_card_problems, read_judge_card
 from prm.policy import card_problems, read_card
-from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE, read_recipe
+from prm.scoring.implicit_scorer import is_lm_head_folder, read_recipe
 from prm.training import TrainingSet, read_prm_card
 from prm.training.artifacts import PRMArtifacts
 from warehouse import checks as wc
@@ -214,7 +214,7 @@ def prm_folder_is_scorable() -> dg.AssetCheckResult:
     folder = PRMArtifacts.default().model
     try:
         card = read_prm_card(folder)
-        if (folder / IMPLICIT_CONFIG_FILE).is_file():  # an LM-head PRM: its recipe names the reference it reads
+        if is_lm_head_folder(folder):  # an LM-head PRM: its recipe names the reference it reads
             reference, beta, _ = read_recipe(folder)
             described = f"LM-head PRM scored against {reference} (beta {beta})"
         else:

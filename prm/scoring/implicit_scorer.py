@@ -111,6 +111,11 @@ class ImplicitPRMScorer:
         self.close()
 
 
+def is_lm_head_folder(folder: str | Path) -> bool:
+    """Whether ``folder`` holds an LM-head PRM (it has ``implicit_prm.json``) rather than a classification head."""
+    return (Path(folder) / IMPLICIT_CONFIG_FILE).is_file()
+
+
 def read_recipe(folder: str | Path) -> tuple[str, float, str]:
     """(reference model, beta, labels) from ``folder``'s ``implicit_prm.json``; a ValueError naming the file when
     it is missing or broken.

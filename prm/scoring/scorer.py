@@ -18,7 +18,7 @@ from prm.scoring.base import StepScorer, candidate_ids, context_of
 from prm.scoring.config import DTYPES, ScorerConfig, cuda_bf16, resolve_dtype
 from prm.scoring.constants import DEFAULT_BATCH_SIZE
 from prm.scoring.folder import custom_head, read_convention, read_model_config
-from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE
+from prm.scoring.implicit_scorer import is_lm_head_folder
 
 __all__ = ["DTYPES", "PRMScorer", "ScorerConfig", "load_prm"]
 
@@ -101,7 +101,7 @@ def load_prm(folder: str | Path, config: ScorerConfig | None = None, *,
         if convention not in CONVENTIONS:
             raise ValueError(f"unknown convention {convention!r}; known: {sorted(CONVENTIONS)}")
         convention = CONVENTIONS[convention]
-    if convention is None and (folder / IMPLICIT_CONFIG_FILE).is_file():
+    if convention is None and is_lm_head_folder(folder):
         from prm.scoring.implicit_scorer import load_implicit_prm
 
         return load_implicit_prm(folder, config)
