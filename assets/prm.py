@@ -23,6 +23,7 @@ from prm.experiments.label_sources import (
     comparison_markdown,
     comparison_table,
 )
+from prm.experiments.pooled import with_truth_differences
 from prm.models import weights_digest
 from prm.training import PRMTrainConfig, TrainingSet, TrainingSetConfig, build_training_set, stratified_splits
 from prm.training.artifacts import PRMArtifacts
@@ -198,7 +199,7 @@ def label_source_comparison(context: dg.AssetExecutionContext, config: Compariso
                            train=config.train.to_library(data.label_kind))
     with tempfile.TemporaryDirectory(prefix="prm-compare-", dir=PRMArtifacts.default().root.parent) as scratch:
         results = compare_label_sources(warehouse.get().root, scratch, cfg, progress=context.log.info)
-    table = comparison_table(results)
+    table = with_truth_differences(comparison_table(results), results, data.train_max_steps)
     rows = [row for r in results for row in r.eval_rows]
     warehouse.get().write("prm_evaluations", rows, source=data.source or "all", day=today(), run_id=context.run_id,
                           writer="label_source_comparison")

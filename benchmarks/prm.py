@@ -18,7 +18,10 @@ Each stage prints a JSON line; the last line is one object with ``train_tokens_p
 ``score_steps_per_s_batched``, ``score_steps_per_s_single`` and ``comparison``: rows with ``method``, ``test``,
 ``label_f1``, ``rollouts_per_step``, ``prm_f1``, ``prm_f1_ci``, ``step_sensitivity``, ``step_sensitivity_ci``,
 ``bon_acc``, ``bon_acc_ci``, ``bon_gain`` (over majority vote), ``bon_gain_ci``, ``majority_acc``, ``oracle_acc``,
-``seeds``. PRM folders stay under ``--workdir``/prms/seed<k>/<method>.
+``seeds``, and for every scorer but truth its paired difference from the truth-trained PRM on the same problems
+(``prm_f1_vs_truth``, ``step_sensitivity_vs_truth``, ``bon_acc_vs_truth``, each with ``_ci``: an interval that
+holds 0 is no difference). Scoring speed is measured on the first 2,000 held-out solutions. PRM folders stay
+under ``--workdir``/prms/seed<k>/<method>.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from prm.datagen.solutions import sample_solution_rows  # noqa: E402
 from prm.evaluation.heldout import heldout_solutions, split_test_sets  # noqa: E402
 from prm.evaluation.plots import plot_best_of_n_by_scorer  # noqa: E402
 from prm.experiments.label_sources import (  # noqa: E402
+    VERSUS_TRUTH,
     ComparisonConfig,
     bon_curves,
     compare_label_sources,
@@ -72,6 +76,7 @@ from warehouse import Warehouse, connect  # noqa: E402
 from warehouse.methods import COMPARED_METHODS, JUDGE, LABEL_SOURCES, TRUTH  # noqa: E402
 
 SOURCE, DAY = "bench", "2026-01-01"
+SPEED_SOLUTIONS = 2000  # held-out solutions the scoring speed is measured on (both ways, the same ones)
 
 
 def _args() -> argparse.Namespace:
@@ -211,10 +216,10 @@ def main() -> None:
                     _emit({"plot": str(path)})
         trained = [r for r in first if r.model_dir is not None]
         card = read_prm_card(trained[0].model_dir)
-        speed = scoring_speed(trained[0].model_dir, heldout["test"])
+        speed = scoring_speed(trained[0].model_dir, heldout["test"][:SPEED_SOLUTIONS])
         keys = ("method", "test", "label_f1", "rollouts_per_step", "prm_f1", "prm_f1_ci", "step_sensitivity",
                 "step_sensitivity_ci", "bon_acc", "bon_acc_ci", "bon_gain", "bon_gain_ci", "majority_acc",
-                "oracle_acc", "seeds", "skipped")
+                "oracle_acc", *(k for key in VERSUS_TRUTH for k in (key, f"{key}_ci")), "seeds", "skipped")
         _emit({"train_tokens_per_s": card["final_metrics"]["train_tokens_per_s"], **speed,
                "batched_speedup": speed["score_steps_per_s_batched"] / speed["score_steps_per_s_single"],
                "bon_n": bon_n, "comparison": [{k: row.get(k) for k in keys if k in row or k != "skipped"}

@@ -26,6 +26,9 @@ class SiblingPair:
     wrong: str
 
 
+Siblings = tuple[Sequence[SiblingPair], Sequence[float], Sequence[float]]  # pairs, right and wrong scores
+
+
 @dataclass(frozen=True)
 class Sensitivity:
     """The share of sibling pairs ordered right above wrong, its 95% interval over problems, and the counts."""
@@ -85,21 +88,42 @@ def step_sensitivity(pairs: Sequence[SiblingPair], right_scores: Sequence[float]
     return pooled_sensitivity([(pairs, right_scores, wrong_scores)], seed=seed)
 
 
-def pooled_sensitivity(runs: Sequence[tuple[Sequence[SiblingPair], Sequence[float], Sequence[float]]], *,
-                       seed: int = 0) -> Sensitivity:
+def pooled_sensitivity(runs: Sequence[Siblings], *, seed: int = 0) -> Sensitivity:
     """Step sensitivity over several seeds' PRMs (pairs, right scores, wrong scores per seed): the share over
     every seed's pairs, its interval resampling problems with all seeds' pairs of a problem together."""
-    per_problem: dict[str, list[float]] = defaultdict(list)
-    n_pairs = 0
-    for pairs, right, wrong in runs:
-        for pair, r, w in zip(pairs, right, wrong, strict=True):
-            per_problem[pair.problem_id].append(1.0 if r > w else 0.5 if r == w else 0.0)
-            n_pairs += 1
+    per_problem = _outcomes(runs)
     if not per_problem:
         return Sensitivity(None, None, 0, 0)
     groups = list(per_problem.values())
-    return Sensitivity(_pooled_share(groups), problem_bootstrap_ci(groups, _pooled_share, seed=seed), n_pairs,
-                       len(groups))
+    return Sensitivity(_pooled_share(groups), problem_bootstrap_ci(groups, _pooled_share, seed=seed),
+                       sum(map(len, groups)), len(groups))
+
+
+def paired_sensitivity_difference(a: Sequence[Siblings], b: Sequence[Siblings], *, seed: int = 0
+                                  ) -> tuple[float | None, tuple[float, float] | None]:
+    """Pooled step sensitivity of scorer ``a`` minus scorer ``b`` (each: pairs, right and wrong scores per seed)
+    on the problems both have pairs in, with its paired 95% interval over those problems.
+
+    >>> pairs = [SiblingPair("p", (), "a", "b"), SiblingPair("q", (), "c", "d")]
+    >>> paired_sensitivity_difference([(pairs, [0.9, 0.8], [0.1, 0.2])], [(pairs, [0.5, 0.5], [0.5, 0.5])])
+    (0.5, (0.5, 0.5))
+    """
+    oa, ob = _outcomes(a), _outcomes(b)
+    problems = [(oa[p], ob[p]) for p in sorted(oa.keys() & ob.keys())]
+
+    def diff(ps: list[tuple[list[float], list[float]]]) -> float:
+        return _pooled_share([x for x, _ in ps]) - _pooled_share([y for _, y in ps])
+
+    return (diff(problems), problem_bootstrap_ci(problems, diff, seed=seed)) if problems else (None, None)
+
+
+def _outcomes(runs: Sequence[Siblings]) -> dict[str, list[float]]:
+    """Per problem, 1 / 0.5 / 0 for each pair of every seed whose right step scores above / level / below."""
+    per_problem: dict[str, list[float]] = defaultdict(list)
+    for pairs, right, wrong in runs:
+        for pair, r, w in zip(pairs, right, wrong, strict=True):
+            per_problem[pair.problem_id].append(1.0 if r > w else 0.5 if r == w else 0.0)
+    return per_problem
 
 
 def _pooled_share(groups: list[list[float]]) -> float:

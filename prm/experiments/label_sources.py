@@ -173,17 +173,31 @@ def bon_curves(results: Sequence[MethodResult], train_max_steps: int | None, tes
 
 
 def comparison_markdown(table: Sequence[dict[str, Any]]) -> str:
-    """The headline table as markdown (``-`` = not applicable)."""
+    """The headline table as markdown (``-`` = not applicable), the paired differences from the truth-trained
+    PRM in the last columns where the table has them."""
     cols = ("test", "method", "label_f1", "rollouts_per_step", "prm_f1", "step_sensitivity", "bon_acc", "bon_gain")
+    cols += tuple(k for k in VERSUS_TRUTH if any(k in row for row in table))
     return markdown_table([f"| - | {row['method']} | skipped: {row['skipped'][:80]} |" + " |" * (len(cols) - 3)
                            if row.get("skipped") else _with_intervals(row) for row in table], cols)
 
 
+PAIRED_METRICS = ("prm_f1", "step_sensitivity", "bon_acc")  # compared with a reference scorer, problem by problem
+
+
+def versus_key(metric: str, reference: str = TRUTH) -> str:
+    """The table key of a paired difference from ``reference``: ``prm_f1_vs_truth`` (its interval: ``..._ci``)."""
+    return f"{metric}_vs_{reference}"
+
+
+VERSUS_TRUTH = tuple(versus_key(m) for m in PAIRED_METRICS)
+
+
 def _with_intervals(row: dict[str, Any]) -> dict[str, Any]:
-    """``0.812 [0.75, 0.86]`` for each figure that has an interval."""
+    """``0.812 [0.75, 0.86]`` for each figure that has an interval (a difference with its sign)."""
     out = dict(row)
-    for key in ("prm_f1", "step_sensitivity", "bon_acc", "bon_gain"):
+    for key in ("prm_f1", "step_sensitivity", "bon_acc", "bon_gain", *VERSUS_TRUTH):
         if row.get(key) is not None and row.get(f"{key}_ci"):
             low, high = row[f"{key}_ci"]
-            out[key] = f"{row[key]:.3f} [{low:.2f}, {high:.2f}]"
+            sign = "+" if key in VERSUS_TRUTH or key == "bon_gain" else ""
+            out[key] = f"{row[key]:{sign}.3f} [{low:.2f}, {high:.2f}]"
     return out

@@ -1,5 +1,6 @@
 """The label-source comparison over several seeds: one row per (method, test set), each figure the mean over
-seeds with a 95% interval over test problems that resamples every seed's verdicts on a problem together."""
+seeds with a 95% interval over test problems that resamples every seed's verdicts on a problem together, and
+each scorer's paired difference from the truth-trained PRM on the same problems (``*_vs_truth``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from prm.evaluation.intervals import pooled_bon, pooled_f1
+from prm.evaluation.heldout import split_test_sets
+from prm.evaluation.intervals import paired_bon_difference, paired_f1_difference, pooled_bon, pooled_f1
 from prm.evaluation.prm_eval import (
     CONSTANT,
     LENGTH,
@@ -18,10 +20,11 @@ from prm.evaluation.prm_eval import (
     constant_baseline,
     length_baseline,
 )
-from prm.evaluation.sensitivity import SiblingPair, pooled_sensitivity
-from prm.experiments.label_sources import MethodResult
+from prm.evaluation.sensitivity import Siblings, paired_sensitivity_difference, pooled_sensitivity
+from prm.experiments.label_sources import PAIRED_METRICS, VERSUS_TRUTH, MethodResult, versus_key
+from warehouse.methods import TRUTH
 
-Siblings = tuple[Sequence[SiblingPair], Sequence[float], Sequence[float]]
+Run = tuple[list[ScoredSolution], float, str, Siblings | None]  # test solutions, threshold, aggregation, siblings
 
 
 def _detail(rows: Sequence[Mapping[str, Any]], model: str, test: str, metric: str) -> dict[str, Any]:
@@ -29,8 +32,7 @@ def _detail(rows: Sequence[Mapping[str, Any]], model: str, test: str, metric: st
     return json.loads(row["detail_json"] or "{}") if row else {}
 
 
-def pooled_row(runs: Sequence[tuple[list[ScoredSolution], float, str, Siblings | None]], bon_n: int
-               ) -> dict[str, Any]:
+def pooled_row(runs: Sequence[Run], bon_n: int) -> dict[str, Any]:
     """One scorer's figures over seeds, from (test solutions, threshold, best-of-N aggregation, sibling scores)
     per seed (threshold and aggregation chosen on validation by that seed's evaluation)."""
     f1, f1_ci = pooled_f1([(test, threshold) for test, threshold, _, _ in runs])
@@ -41,9 +43,25 @@ def pooled_row(runs: Sequence[tuple[list[ScoredSolution], float, str, Siblings |
             **bon, "oracle_acc": oracle, "seeds": len(runs)}
 
 
+def versus_reference(runs: Sequence[Run], reference: Sequence[Run], bon_n: int, name: str = TRUTH
+                     ) -> dict[str, Any]:
+    """A scorer's paired differences from a reference scorer on the same test problems, each with its 95%
+    interval: ``prm_f1_vs_<name>``, ``step_sensitivity_vs_<name>`` and ``bon_acc_vs_<name>`` (an interval
+    that holds 0 means no difference)."""
+    f1 = paired_f1_difference([(t, th) for t, th, _, _ in runs], [(t, th) for t, th, _, _ in reference])
+    sens = paired_sensitivity_difference([s for *_, s in runs if s is not None],
+                                         [s for *_, s in reference if s is not None])
+    bon = paired_bon_difference([(t, how) for t, _, how, _ in runs], [(t, how) for t, _, how, _ in reference], bon_n)
+    out = {}
+    for metric, (value, ci) in zip(PAIRED_METRICS, (f1, sens, bon), strict=True):
+        out[versus_key(metric, name)], out[versus_key(metric, name) + "_ci"] = value, ci
+    return out
+
+
 def pooled_comparison(seeds: Mapping[int, Sequence[MethodResult]], test_sets: Mapping[str, Sequence[dict]],
                       extra: Mapping[str, Mapping[str, list]] | None = None) -> list[dict[str, Any]]:
-    """Rows over seeds for every trained method and, from the first seed, the constant and length baselines.
+    """Rows over seeds for every trained method and, from the first seed, the constant and length baselines,
+    each with its paired differences from the truth-trained PRM (:func:`versus_reference`) when truth trained.
 
     ``seeds`` maps a seed to its :func:`compare_label_sources` results; ``test_sets`` names the test solutions
     (:func:`prm.evaluation.heldout.split_test_sets`); ``extra`` adds scorers the comparison did not train
@@ -54,32 +72,57 @@ def pooled_comparison(seeds: Mapping[int, Sequence[MethodResult]], test_sets: Ma
     table = []
     for test, solutions in test_sets.items():
         ids = {s["solution_id"] for s in solutions}
+        rows: list[tuple[dict[str, Any], list[Run]]] = []
         for method in [r.method for r in first]:
-            runs, summary = [], {}
-            for results in seeds.values():
-                r = next(x for x in results if x.method == method)
-                if r.model is None:
-                    continue
-                summary = r.summary
-                scored = as_solutions([s for s in r.scored["test"] if s["solution_id"] in ids])
-                threshold = _detail(r.eval_rows, r.model, test, "processbench_f1")["threshold"]
-                how = _detail(r.eval_rows, r.model, test, f"bon_acc@{bon_n}")["aggregation"]
-                runs.append((scored, threshold, how, r.siblings.get(test)))
+            runs, summary = _method_runs(seeds, method, test, ids, bon_n)
             if not runs:
                 skipped = next(x for x in first if x.method == method).summary.get("skipped")
                 table.append({"method": method, "test": test, "skipped": skipped, "seeds": 0})
                 continue
-            table.append({"method": method, "test": test, "label_f1": summary.get("label_f1"),
-                          "rollouts_per_step": summary.get("rollouts_per_step"), **pooled_row(runs, bon_n)})
-        table += _position_baselines(first, test, ids, bon_n)
-        for name, per_test in (extra or {}).items():
-            if per_test.get(test):
-                table.append({"method": name, "test": test, "label_f1": None, "rollouts_per_step": None,
-                              **pooled_row(per_test[test], bon_n)})
+            rows.append(({"method": method, "test": test, "label_f1": summary.get("label_f1"),
+                          "rollouts_per_step": summary.get("rollouts_per_step")}, runs))
+        rows += _position_baselines(first, test, ids, bon_n)
+        rows += [({"method": name, "test": test, "label_f1": None, "rollouts_per_step": None}, per_test[test])
+                 for name, per_test in (extra or {}).items() if per_test.get(test)]
+        reference = next((runs for row, runs in rows if row["method"] == TRUTH), None)
+        for row, runs in rows:
+            paired = versus_reference(runs, reference, bon_n) if reference and row["method"] != TRUTH else {}
+            table.append({**row, **pooled_row(runs, bon_n), **paired})
     return table
 
 
-def _position_baselines(results: Sequence[MethodResult], test: str, ids: set[str], bon_n: int) -> list[dict[str, Any]]:
+def with_truth_differences(table: Sequence[dict[str, Any]], results: Sequence[MethodResult],
+                           train_max_steps: int | None) -> list[dict[str, Any]]:
+    """One seed's :func:`comparison_table` rows with each scorer's paired differences from the truth-trained
+    PRM (:func:`versus_reference`) added; unchanged when truth did not train."""
+    scored = next((r.scored["test"] for r in results if r.model is not None), None)
+    if scored is None:
+        return list(table)
+    pooled = pooled_comparison({0: results}, split_test_sets(scored, train_max_steps))
+    paired = {(r["method"], r["test"]): {k: r[k] for key in VERSUS_TRUTH for k in (key, f"{key}_ci") if k in r}
+              for r in pooled}
+    return [{**row, **paired.get((row["method"], row.get("test")), {})} for row in table]
+
+
+def _method_runs(seeds: Mapping[int, Sequence[MethodResult]], method: str, test: str, ids: set[str], bon_n: int
+                 ) -> tuple[list[Run], dict[str, Any]]:
+    """One trained method's runs on one test set, a run per seed (thresholds and aggregations chosen on
+    validation by that seed's evaluation), and its last seed's summary."""
+    runs, summary = [], {}
+    for results in seeds.values():
+        r = next(x for x in results if x.method == method)
+        if r.model is None:
+            continue
+        summary = r.summary
+        scored = as_solutions([s for s in r.scored["test"] if s["solution_id"] in ids])
+        threshold = _detail(r.eval_rows, r.model, test, "processbench_f1")["threshold"]
+        how = _detail(r.eval_rows, r.model, test, f"bon_acc@{bon_n}")["aggregation"]
+        runs.append((scored, threshold, how, r.siblings.get(test)))
+    return runs, summary
+
+
+def _position_baselines(results: Sequence[MethodResult], test: str, ids: set[str], bon_n: int
+                        ) -> list[tuple[dict[str, Any], list[Run]]]:
     """The constant and length baselines (no seed changes them), evaluated beside the first trained method."""
     r = next((x for x in results if any(row["model"] == CONSTANT for row in x.eval_rows)), None)
     if r is None:
@@ -92,6 +135,5 @@ def _position_baselines(results: Sequence[MethodResult], test: str, ids: set[str
         same = [step_score(p) for p in pairs]  # both siblings sit at one position: a tie by construction
         run = (baseline(solutions), _detail(r.eval_rows, name, test, "processbench_f1")["threshold"],
                _detail(r.eval_rows, name, test, f"bon_acc@{bon_n}")["aggregation"], (pairs, same, same))
-        rows.append({"method": name, "test": test, "label_f1": None, "rollouts_per_step": None,
-                     **pooled_row([run], bon_n)})
+        rows.append(({"method": name, "test": test, "label_f1": None, "rollouts_per_step": None}, [run]))
     return rows

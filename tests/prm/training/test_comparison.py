@@ -9,7 +9,7 @@ import pytest
 from prm.evaluation.heldout import EASY_TO_HARD, IN_DISTRIBUTION, heldout_solutions, split_test_sets
 from prm.evaluation.prm_eval import CONSTANT, LENGTH, MAJORITY, ORACLE
 from prm.experiments.label_sources import ComparisonConfig, compare_label_sources, comparison_markdown, comparison_table
-from prm.experiments.pooled import pooled_comparison
+from prm.experiments.pooled import pooled_comparison, with_truth_differences
 from prm.training import PRMTrainConfig, TrainingSetConfig, stratified_splits
 from warehouse import Warehouse, connect
 
@@ -112,3 +112,14 @@ def test_seeds_pool_into_one_row_per_method_and_test_set(wh: Warehouse, tiny_bas
             assert low <= row[key] <= high
     length = next(r for r in table if r["method"] == LENGTH and r["test"] == IN_DISTRIBUTION)
     assert length["step_sensitivity"] == 0.5  # a prior over position ties every sibling pair
+    # every other scorer is compared with the truth-trained PRM on the same problems, paired
+    truth_in = truth[0]
+    assert "prm_f1_vs_truth" not in truth_in
+    if truth_in["step_sensitivity"] is not None:
+        assert length["step_sensitivity_vs_truth"] == pytest.approx(0.5 - truth_in["step_sensitivity"])
+    assert length["prm_f1_vs_truth"] == pytest.approx(length["prm_f1"] - truth_in["prm_f1"])
+    low, high = length["prm_f1_vs_truth_ci"]
+    assert low <= length["prm_f1_vs_truth"] <= high
+    assert "prm_f1_vs_truth" in comparison_markdown(table)
+    single = with_truth_differences(comparison_table(seeds[0]), seeds[0], data.train_max_steps)
+    assert any("bon_acc_vs_truth" in r for r in single if r["method"] == LENGTH)
