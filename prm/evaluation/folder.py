@@ -3,12 +3,15 @@ split's sibling steps) and its ``step_scores`` rows."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation.prm_eval import DEFAULT_BON_N
+from prm.evaluation.outcome import step_truth_note
+from prm.evaluation.perturbations import PerturbationRun, perturbation_report, perturbation_rows, perturbation_run
+from prm.evaluation.prm_eval import DEFAULT_BON_N, as_solutions
 from prm.evaluation.sensitivity import SiblingPair, score_pairs, sibling_pairs, step_sensitivity
 from prm.evaluation.table import evaluation_table, sensitivity_row
 from prm.models import model_version
@@ -31,6 +34,8 @@ class FolderEvaluation:
     scored: dict[str, list[dict[str, Any]]]  # per split: the solutions with their ``scores``
     bon_n: int  # N of best-of-N actually used (at most the solutions every test problem has)
     siblings: dict[str, tuple[list[SiblingPair], list[float], list[float]]]  # per test set: pairs and scores
+    # Per test set: off-policy perturbation pairs and their scores (prm.evaluation.perturbations)
+    perturbations: dict[str, PerturbationRun] = field(default_factory=dict)
 
 
 def usable_bon_n(solutions: Sequence[dict], wanted: int = DEFAULT_BON_N) -> int:
@@ -59,7 +64,7 @@ def evaluate_folder(model_dir: Path, heldout: dict[str, list[dict]], label_metho
     n = usable_bon_n(test, bon_n)
     scored = {s["solution_id"]: s for s in test}
     rows: list[dict[str, Any]] = []
-    siblings = {}
+    siblings, perturbations = {}, {}
     for name, subset in (test_sets or {"test": heldout["test"]}).items():
         chosen = [scored[s["solution_id"]] for s in subset]
         rows += evaluation_table(model, label_method, val, chosen, split=name, bon_n=usable_bon_n(chosen, n),
@@ -68,5 +73,19 @@ def evaluate_folder(model_dir: Path, heldout: dict[str, list[dict]], label_metho
         right, wrong = score_pairs(scorer.score_batch, {s["problem_id"]: s["question"] for s in chosen}, pairs)
         siblings[name] = (pairs, right, wrong)
         rows.append(sensitivity_row(model, label_method, step_sensitivity(pairs, right, wrong), split=name,
-                                    experiment=experiment))
-    return FolderEvaluation(model, rows, val_scores + test_scores, {"val": val, "test": test}, n, siblings)
+                                    experiment=experiment, **step_truth_note(as_solutions(chosen))))
+        threshold = _threshold(rows, model, name)
+        if threshold is not None:
+            perturbations[name] = perturbation_run(scorer.score_batch, chosen, threshold)
+            rows += perturbation_rows(model, label_method, perturbation_report([perturbations[name]]), split=name,
+                                      experiment=experiment)
+    return FolderEvaluation(model, rows, val_scores + test_scores, {"val": val, "test": test}, n, siblings,
+                            perturbations)
+
+
+def _threshold(rows: Sequence[Mapping[str, Any]], model: str, split: str) -> float | None:
+    """The step threshold the evaluation chose on validation for ``model`` (None without step truth)."""
+    row = next((r for r in rows if r["model"] == model and r["split"] == split and r["metric"] == "processbench_f1"),
+               None)
+    threshold = json.loads(row["detail_json"] or "{}").get("threshold") if row else None
+    return None if threshold is None else float(threshold)

@@ -20,6 +20,10 @@ from prm.rewards.constants import (
 # Kept in step with prm.rewards.shaping.SHAPINGS (a test checks it); listed here so the config validates
 # without importing the shaping functions.
 SHAPING_NAMES = ("min", "soft_min", "clip", "delta", "clip_delta", "sum", "mean", "last")
+# What a step the PRM flags as off-policy (prm.scoring.implicit_scorer.off_policy) is worth: "wrong" scores it
+# NO_STEP_SCORE, "keep" takes the PRM's score as it is. A policy paid for text its reference would not write is the
+# reward hack an LM-head PRM invites, so "wrong" is the default.
+OFF_POLICY_POLICIES = ("wrong", "keep")
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ class RewardConfig:
     prof_high: float = DEFAULT_PROF_HIGH  # a wrong answer with every step above this disagrees
     prof_weight: float = DEFAULT_PROF_WEIGHT  # the reward multiplier of a disagreeing sample (0 drops it)
     pad_texts: tuple[str, ...] = PAD_TEXTS  # special-token texts stripped from both ends before segmenting
+    off_policy: str = "wrong"  # a step the PRM flags as off-policy: "wrong" (scored 0) or "keep" (its PRM score)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pad_texts", tuple(self.pad_texts))  # a list from YAML/JSON is one config too
@@ -53,6 +58,8 @@ class RewardConfig:
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise ValueError(f"{name}={value!r} must be a finite number")
             object.__setattr__(self, name, float(value))
+        if self.off_policy not in OFF_POLICY_POLICIES:
+            raise ValueError(f"off_policy={self.off_policy!r} is not one of {OFF_POLICY_POLICIES}")
         if self.shaping not in SHAPING_NAMES:
             raise ValueError(f"shaping={self.shaping!r} is not one of {SHAPING_NAMES}")
         if self.temperature <= 0:

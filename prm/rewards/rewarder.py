@@ -58,7 +58,8 @@ class Rewarder:
         windows = [strip_padding(c, self.config.pad_texts) for c in completions]
         texts = [c[s:e] for c, (s, e) in zip(completions, windows, strict=True)]
         outcomes = outcome_rewards(texts, list(golds) if golds is not None else [None] * len(texts), truncated)
-        return [ScoredCompletion(reward_for(self.config, r.scores, o), r) for r, o in zip(steps, outcomes, strict=True)]
+        return [ScoredCompletion(reward_for(self.config, r.scores, o, r.off_policy), r)
+                for r, o in zip(steps, outcomes, strict=True)]
 
 
 _SCORERS: dict[tuple[str, Any], Any] = {}

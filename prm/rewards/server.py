@@ -16,7 +16,9 @@ Endpoints (all JSON; request-level problems are a 4xx with a ``detail`` message,
   the outcome in.
 * ``POST /steps``: per-step scores with ``[start, end)`` character spans into the completion as sent, for
   dense-reward managers (same request -> ``{"reward", "n_steps", "scored", "steps": [{"start", "end",
-  "score"}], "extras", "error"}``). A completion /score gives the no-step reward without scoring it (over
+  "score", "off_policy"}], "extras", "error"}``; ``off_policy`` is true for a step far from what the PRM was
+  trained on, null where the PRM has no such rule, and the reward scores such a step as wrong unless the
+  reward config says ``off_policy="keep"``). A completion /score gives the no-step reward without scoring it (over
   ``max_steps``, a scoring error) gets the same reward here, ``"scored": false``, no steps and the reason in
   ``error``.
 * ``GET /health`` (the process serves; batching counters, request-body bytes in service and bodies waiting
@@ -60,6 +62,7 @@ from prm.rewards.constants import DEFAULT_MAX_CHARS_PER_TOKEN, DEFAULT_PACE
 from prm.rewards.http_limits import BodyLimit, ByteBudget, HttpLimits, uvicorn_config
 from prm.rewards.outcome import outcome_rewards
 from prm.rewards.rewarder import Rewarder, ScoredCompletion
+from prm.scoring.implicit_scorer import StepAssessment, assess_batch
 
 __all__ = ["RewardEngine", "SampleResult", "ServerConfig", "ServerThread", "create_app"]
 
@@ -155,6 +158,11 @@ class _Batched:
         self.forward_s = 0.0  # seconds spent waiting for the forward passes of such a completion's prefix
 
     def score_batch(self, items: Sequence[tuple[str, Sequence[str]]], batch_size: int | None = None) -> list[list]:
+        return [[a.score for a in row] for row in self.assess_batch(items, batch_size)]
+
+    def assess_batch(self, items: Sequence[tuple[str, Sequence[str]]], batch_size: int | None = None
+                     ) -> list[list[StepAssessment]]:
+        """Each step's score and off-policy flag (:func:`prm.scoring.assess_batch`), batched on the engine."""
         engine, cap = self.engine, self.engine.config.max_steps
         queued = []
         for problem, steps in items:
@@ -179,8 +187,8 @@ class _Batched:
                 if engine.batcher.error is not None:
                     raise ServiceUnavailable(f"the PRM failed to load: {engine.batcher.error}") from err
                 raise
-            if not all(math.isfinite(x) for x in row):
-                raise ValueError(f"the PRM returned non-finite step scores {row[:8]}")
+            if not all(math.isfinite(a.score) for a in row):
+                raise ValueError(f"the PRM returned non-finite step scores {[a.score for a in row[:8]]}")
             rows.append(row)
         if self.past_context:
             self.forward_s += time.perf_counter() - started
@@ -216,7 +224,7 @@ class RewardEngine:
         self.scorer: Any = None
         self.max_chars: int | None = None  # characters past the PRM's context (see ServerConfig.max_chars_per_token)
         self._load = load
-        self.batcher: DynamicBatcher[tuple[str, list[str]], list[float]] = DynamicBatcher(
+        self.batcher: DynamicBatcher[tuple[str, list[str]], list[StepAssessment]] = DynamicBatcher(
             self._score_batch, self.config.batching, setup=self._setup, name="prm-reward-batcher")
         # Enough threads for every sample a full batch holds plus the next batch's, so the batcher is never
         # starved by a small thread pool (asyncio's default has min(32, cpus + 4)).
@@ -234,11 +242,11 @@ class RewardEngine:
             # load) instead of in the first request that needs it, which would wait past a client's timeout.
             outcome_rewards(["Answer: \\frac{1}{2}"], ["0.5"])
 
-    def _score_batch(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
+    def _score_batch(self, items: list[tuple[str, list[str]]]) -> list[list[StepAssessment]]:
         # The scorer's own batch_size (ScorerConfig.batch_size, the CLI's --forward-batch) splits a gathered
         # batch into forward passes: on a GPU one pass takes the whole batch; on a CPU, where a pass costs
         # about the same per item at any size, small passes keep activations in cache.
-        return self.scorer.score_batch(items)
+        return assess_batch(self.scorer, items)
 
     def start(self) -> RewardEngine:
         self.batcher.start()
@@ -448,8 +456,9 @@ def create_app(engine: RewardEngine, *, model_name: str = "") -> FastAPI:
             return r
         steps = r.scored.steps
         # An unscored completion (over a limit, a scoring error: "error" says which) has spans but no scores.
-        rows = ([{"start": a, "end": b, "score": x} for (a, b), x in zip(steps.spans, steps.scores, strict=True)]
-                if steps.scored else [])
+        flags = steps.off_policy or (None,) * len(steps.scores)
+        rows = ([{"start": a, "end": b, "score": x, "off_policy": f}
+                 for (a, b), x, f in zip(steps.spans, steps.scores, flags, strict=True)] if steps.scored else [])
         return JSONResponse({"reward": r.reward, "n_steps": len(steps.spans), "scored": steps.scored,
                              "steps": rows, "extras": r.extras(), "error": r.error})
 

@@ -26,7 +26,7 @@ from prm.rewards.config import RewardConfig
 from prm.rewards.constants import NO_STEP_SCORE
 
 __all__ = ["SHAPINGS", "ProfVerdict", "ShapedReward", "clip", "combine", "delta", "last", "mean", "min_form",
-           "prof_filter", "reward_for", "soft_min", "total"]
+           "prof_filter", "reward_for", "soft_min", "total", "with_off_policy"]
 
 
 def _nonempty(scores: Sequence[float]) -> list[float]:
@@ -182,7 +182,20 @@ class ShapedReward:
                 "prof_weight": self.prof_weight, "prof_disagree": float(self.prof_flag != "agree")}
 
 
-def reward_for(config: RewardConfig, scores: Sequence[float], outcome: float | None) -> ShapedReward:
+def with_off_policy(scores: Sequence[float], off_policy: Sequence[bool | None], policy: str) -> list[float]:
+    """The step scores a shaping reads: a step flagged off-policy scored :data:`NO_STEP_SCORE` under ``"wrong"``,
+    as the PRM scored it under ``"keep"``; steps without a flag (None, or none given) keep their score.
+
+    >>> with_off_policy([0.9, 0.99], [False, True], "wrong"), with_off_policy([0.9, 0.99], [False, True], "keep")
+    ([0.9, 0.0], [0.9, 0.99])
+    """
+    if policy == "keep" or not off_policy:
+        return [float(x) for x in scores]
+    return [NO_STEP_SCORE if flag else float(x) for x, flag in zip(scores, off_policy, strict=True)]
+
+
+def reward_for(config: RewardConfig, scores: Sequence[float], outcome: float | None,
+               off_policy: Sequence[bool | None] = ()) -> ShapedReward:
     """The reward of one completion: ``config.shaping`` over the step scores, mixed with the outcome by
     ``config.outcome_weight``, times the PROF weight when ``config.prof_filter`` is on.
 
@@ -194,7 +207,12 @@ def reward_for(config: RewardConfig, scores: Sequence[float], outcome: float | N
     (0.7, 0.4, 2)
     >>> reward_for(RewardConfig(prof_filter=True), [0.9, 0.4], 1.0).reward  # right answer, weak step: dropped
     0.0
+    >>> reward_for(RewardConfig(outcome_weight=0.0), [0.9, 0.99], None, off_policy=[False, True]).reward
+    0.0
+
+    ``off_policy`` flags per step (:func:`with_off_policy` under ``config.off_policy``).
     """
+    scores = with_off_policy(scores, off_policy, config.off_policy)
     process = float(SHAPINGS[config.shaping](scores, config))
     low = min_form(scores)
     if outcome is None:

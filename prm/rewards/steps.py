@@ -23,6 +23,7 @@ from typing import Any
 
 from prm.format import ContextOverflowError, segment
 from prm.rewards.constants import NO_STEP_SCORE, PAD_TEXTS
+from prm.scoring.implicit_scorer import assess_batch
 
 Span = tuple[int, int]
 
@@ -35,6 +36,9 @@ class StepRewards:
     spans: list[Span]
     steps: list[str]
     unread: int = 0  # trailing steps past the PRM's context, scored NO_STEP_SCORE
+    # Per scored step: far from what the PRM was trained on (prm.scoring.implicit_scorer.off_policy); None where the
+    # PRM has no such rule. Empty when nothing was scored.
+    off_policy: tuple[bool | None, ...] = ()
 
     @property
     def scored(self) -> bool:
@@ -137,15 +141,16 @@ def step_rewards_batch(scorer: Any, items: Sequence[tuple[str, str]], pad_texts:
     to_score = [(p, steps) for p, (steps, _) in zip(problems, segmented, strict=True)]
     unread = [0] * len(items)
     try:
-        scores = scorer.score_batch(to_score, batch_size=batch_size)
+        assessed = assess_batch(scorer, to_score, batch_size=batch_size)
     except ContextOverflowError:
         for i, (problem, steps) in enumerate(to_score):
             fits = fitting_prefix(scorer, problem, steps)
             unread[i] = len(steps) - fits
             to_score[i] = (problem, steps[:fits])
-        scores = scorer.score_batch(to_score, batch_size=batch_size)
-    return [StepRewards([float(x) for x in row] + [NO_STEP_SCORE] * n_unread, spans, steps, n_unread)
-            for row, (steps, spans), n_unread in zip(scores, segmented, unread, strict=True)]
+        assessed = assess_batch(scorer, to_score, batch_size=batch_size)
+    return [StepRewards([a.score for a in row] + [NO_STEP_SCORE] * n_unread, spans, steps, n_unread,
+                        tuple(a.off_policy for a in row) + (None,) * n_unread if row or n_unread else ())
+            for row, (steps, spans), n_unread in zip(assessed, segmented, unread, strict=True)]
 
 
 def step_rewards(scorer: Any, prompt: str, completion: str, pad_texts: Sequence[str] = PAD_TEXTS) -> StepRewards:

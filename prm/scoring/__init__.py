@@ -2,8 +2,10 @@
 Math-Shepherd's), one solution or batches, by transformers or by vLLM's pooling runner, and the
 ``step_scores`` warehouse rows."""
 
+from prm.scoring.implicit_scorer import StepAssessment, assess_batch
 from prm.scoring.scorer import PRMScorer, ScorerConfig, load_prm
 from prm.scoring.vllm_scorer import VLLMScorer
 from prm.scoring.warehouse_rows import score_rows_for_warehouse, step_score_rows
 
-__all__ = ["PRMScorer", "ScorerConfig", "VLLMScorer", "load_prm", "score_rows_for_warehouse", "step_score_rows"]
+__all__ = ["PRMScorer", "ScorerConfig", "StepAssessment", "VLLMScorer", "assess_batch", "load_prm",
+           "score_rows_for_warehouse", "step_score_rows"]

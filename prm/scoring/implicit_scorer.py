@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +27,58 @@ IMPLICIT_CONFIG_FILE = "implicit_prm.json"  # the recipe in a saved folder: what
 IMPLICIT_SCORES = ("step", "prefix")  # sigmoid of one step's reward, or of the prefix's (the Q value)
 
 
-def implicit_step_rewards(model: Any, ref: Any, tokenizer: Any, items: Sequence[tuple[str, Sequence[str]]], *,
-                          beta: float, batch_size: int = 32) -> list[list[float]]:
-    """Per solution, per step: ``beta * sum of log(pi / pi_ref)`` over the step's tokens."""
-    out: list[list[float]] = []
+def token_log_ratios(logp: torch.Tensor, ref_logp: torch.Tensor, ref_floor: float | None) -> torch.Tensor:
+    """Each token's ``log pi - log max(pi_ref, ref_floor)``.
+
+    Without a floor a token the reference finds unlikely has a large negative ``log pi_ref`` and the ratio comes
+    out large and positive wherever fine-tuning left ``log pi`` less negative: text the policy would never
+    write ("hello world") then scores as good. Against the floor such a token contributes ``log(pi / floor)``,
+    which is positive only where the fine-tuned PRM itself finds the token likely.
+
+    >>> lp, ref = torch.log(torch.tensor([0.9, 0.001])), torch.log(torch.tensor([0.9, 0.00001]))
+    >>> [round(x, 2) for x in token_log_ratios(lp, ref, None).tolist()]
+    [0.0, 4.61]
+    >>> [round(x, 2) for x in token_log_ratios(lp, ref, 0.05).tolist()]
+    [0.0, -3.91]
+    """
+    if ref_floor is None:
+        return logp - ref_logp
+    return logp - torch.clamp(ref_logp, min=math.log(ref_floor))
+
+
+def implicit_step_readings(model: Any, ref: Any, tokenizer: Any, items: Sequence[tuple[str, Sequence[str]]], *,
+                           beta: float, batch_size: int = 32, ref_floor: float | None = None
+                           ) -> list[list[tuple[float, float]]]:
+    """Per solution, per step: its reward ``beta * sum log(pi / max(pi_ref, ref_floor))`` over the step's tokens,
+    and the mean log-probability the reference gives those tokens (how far the step is from what the policy
+    writes: :func:`off_policy`)."""
+    out: list[list[tuple[float, float]]] = []
     encoded = [encode_solution(tokenizer, q, steps) for q, steps in items]
     with torch.inference_mode():
         for i in range(0, len(encoded), batch_size):
             chunk = encoded[i: i + batch_size]
             for e, a, b in zip(chunk, token_logprobs(model, chunk), token_logprobs(ref, chunk), strict=True):
-                out.append([beta * float((a - b)[s:t].sum()) for s, t in e.spans])
+                ratio = token_log_ratios(a, b, ref_floor)
+                out.append([(beta * float(ratio[s:t].sum()), float(b[s:t].mean())) for s, t in e.spans])
     return out
+
+
+def implicit_step_rewards(model: Any, ref: Any, tokenizer: Any, items: Sequence[tuple[str, Sequence[str]]], *,
+                          beta: float, batch_size: int = 32, ref_floor: float | None = None) -> list[list[float]]:
+    """Per solution, per step: ``beta * sum of log(pi / max(pi_ref, ref_floor))`` over the step's tokens."""
+    readings = implicit_step_readings(model, ref, tokenizer, items, beta=beta, batch_size=batch_size,
+                                      ref_floor=ref_floor)
+    return [[reward for reward, _ in steps] for steps in readings]
+
+
+def off_policy(ref_mean_logprob: float, limit: float | None) -> bool | None:
+    """Whether a step is far from what the PRM was trained on: its tokens' mean log-probability under the
+    reference is below ``limit`` (the PRM's measured rule, ``ood_ref_logprob`` in its recipe); None without one.
+
+    >>> off_policy(-6.0, -2.5), off_policy(-0.1, -2.5), off_policy(-6.0, None)
+    (True, False, None)
+    """
+    return None if limit is None else ref_mean_logprob < limit
 
 
 def implicit_scores(rewards: Sequence[Sequence[float]], how: str) -> list[list[float]]:
@@ -58,6 +100,31 @@ def implicit_scores(rewards: Sequence[Sequence[float]], how: str) -> list[list[f
     return out
 
 
+@dataclass(frozen=True)
+class StepAssessment:
+    """One step's P(good) and whether it is far from the text the PRM was trained on (None: no rule)."""
+
+    score: float
+    off_policy: bool | None
+
+
+def assess_batch(scorer: Any, items: Sequence[tuple[str, Sequence[str]]], batch_size: int | None = None
+                 ) -> list[list[StepAssessment]]:
+    """Scores and off-policy flags from any scorer: its own ``assess_batch`` where it has one (an LM-head PRM),
+    else its ``score_batch`` with no flag (None: the PRM has no off-policy rule).
+
+    >>> class Half:
+    ...     def score_batch(self, items, batch_size=None):
+    ...         return [[0.5] * len(steps) for _, steps in items]
+    >>> assess_batch(Half(), [("q", ["1+1 = 2"])])
+    [[StepAssessment(score=0.5, off_policy=None)]]
+    """
+    own = getattr(scorer, "assess_batch", None)
+    if own is not None:
+        return own(items, batch_size=batch_size)
+    return [[StepAssessment(float(x), None) for x in row] for row in scorer.score_batch(items, batch_size=batch_size)]
+
+
 class ImplicitPRMScorer:
     """An LM-head PRM and its reference in this process: :meth:`score_steps`, :meth:`score_batch`, :meth:`encode`
     (raises :class:`ContextOverflowError` past the model's context), as :class:`prm.scoring.PRMScorer` offers."""
@@ -65,8 +132,10 @@ class ImplicitPRMScorer:
     engine = "transformers"
 
     def __init__(self, model: Any, ref: Any, tokenizer: Any, *, beta: float, how: str,
-                 config: ScorerConfig | None = None, folder: str | Path | None = None) -> None:
+                 config: ScorerConfig | None = None, folder: str | Path | None = None,
+                 ref_floor: float | None = None, ood_ref_logprob: float | None = None) -> None:
         self.model, self.ref, self.tokenizer, self.beta, self.how = model, ref, tokenizer, beta, how
+        self.ref_floor, self.ood_ref_logprob = ref_floor, ood_ref_logprob
         self.config = config or ScorerConfig()
         self.folder = Path(folder) if folder is not None else None
         self.max_length = self.config.max_length or context_of(model.config, tokenizer)
@@ -86,6 +155,15 @@ class ImplicitPRMScorer:
     def score_batch(self, items: Sequence[tuple[str, Sequence[str]]],
                     batch_size: int | None = None) -> list[list[float]]:
         """:meth:`score_steps` of every ``(problem, steps)``, in order."""
+        return [[a.score for a in steps] for steps in self.assess_batch(items, batch_size)]
+
+    def assess_steps(self, problem: str, steps: Sequence[str]) -> list[StepAssessment]:
+        """Every step's score and whether it is off-policy (:func:`off_policy`); ``[]`` for no steps."""
+        return self.assess_batch([(problem, steps)], batch_size=1)[0]
+
+    def assess_batch(self, items: Sequence[tuple[str, Sequence[str]]],
+                     batch_size: int | None = None) -> list[list[StepAssessment]]:
+        """:meth:`assess_steps` of every ``(problem, steps)``, in order."""
         for i, (problem, steps) in enumerate(items):
             if steps:
                 try:
@@ -93,13 +171,16 @@ class ImplicitPRMScorer:
                 except ContextOverflowError as err:
                     raise ContextOverflowError(f"item {i} (problem {problem[:40]!r}): {err}") from None
         keep = [i for i, (_, steps) in enumerate(items) if steps]
-        rewards = implicit_step_rewards(self.model, self.ref, self.tokenizer,
-                                        [(items[i][0], list(items[i][1])) for i in keep], beta=self.beta,
-                                        batch_size=batch_size or self.config.batch_size or 32)
-        scores: list[list[float]] = [[] for _ in items]
-        for i, row in zip(keep, implicit_scores(rewards, self.how), strict=True):
-            scores[i] = row
-        return scores
+        readings = implicit_step_readings(self.model, self.ref, self.tokenizer,
+                                          [(items[i][0], list(items[i][1])) for i in keep], beta=self.beta,
+                                          batch_size=batch_size or self.config.batch_size or 32,
+                                          ref_floor=self.ref_floor)
+        scored = implicit_scores([[r for r, _ in steps] for steps in readings], self.how)
+        out: list[list[StepAssessment]] = [[] for _ in items]
+        for i, row, steps in zip(keep, scored, readings, strict=True):
+            out[i] = [StepAssessment(x, off_policy(lp, self.ood_ref_logprob)) for x, (_, lp) in
+                      zip(row, steps, strict=True)]
+        return out
 
     def close(self) -> None:
         """Nothing to release: both models live in this process."""
@@ -129,10 +210,29 @@ def read_recipe(folder: str | Path) -> tuple[str, float, str]:
     try:
         recipe = json.loads(path.read_text(encoding="utf-8"))
         base = recipe.get("reference") or recipe["base_model"]  # older folders: the base was the reference
-        return str(base), float(recipe["beta"]), str(recipe.get("labels", "outcome"))
+        beta = float(recipe["beta"])
+        if not (math.isfinite(beta) and beta > 0):
+            raise ValueError(f"beta={beta} is not a finite number > 0")
+        return str(base), beta, str(recipe.get("labels", "outcome"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         raise ValueError(f"{path} is not a readable implicit-PRM config ({err}); retrain the folder with "
                          "prm.training.train_prm (head='lm')") from None
+
+
+def read_scoring_rule(folder: str | Path) -> tuple[float | None, float | None]:
+    """``(ref_floor, ood_ref_logprob)`` of an LM-head PRM's recipe: the floor under the reference's token
+    probability and the off-policy limit on a step's mean reference log-probability (None for folders trained
+    before either existed)."""
+    path = Path(folder) / IMPLICIT_CONFIG_FILE
+    recipe = json.loads(path.read_text(encoding="utf-8"))
+    floor, limit = recipe.get("ref_floor"), recipe.get("ood_ref_logprob")
+    if floor is not None and not (isinstance(floor, int | float) and 0.0 < floor < 1.0):
+        raise ValueError(f"{path}: ref_floor={floor!r} must be a probability in (0, 1) or null; retrain the folder "
+                         "with prm.training.train_prm (head='lm')")
+    if limit is not None and not (isinstance(limit, int | float) and math.isfinite(limit) and limit <= 0):
+        raise ValueError(f"{path}: ood_ref_logprob={limit!r} must be a log-probability (<= 0) or null; retrain the "
+                         "folder with prm.training.train_prm (head='lm')")
+    return (None if floor is None else float(floor)), (None if limit is None else float(limit))
 
 
 def load_implicit_prm(folder: str | Path, config: ScorerConfig | None = None) -> ImplicitPRMScorer:
@@ -148,9 +248,11 @@ def load_implicit_prm(folder: str | Path, config: ScorerConfig | None = None) ->
                          "score it (it needs a reference model's log-probs); use the transformers engine")
     folder = Path(folder)
     base, beta, labels = read_recipe(folder)
+    floor, limit = read_scoring_rule(folder)
     if config.torch_threads:
         torch.set_num_threads(config.torch_threads)
     model = AutoModelForCausalLM.from_pretrained(str(folder)).eval()
     ref = AutoModelForCausalLM.from_pretrained(str(resolve_model(base))).eval()
     return ImplicitPRMScorer(model, ref, AutoTokenizer.from_pretrained(str(folder)), beta=beta,
-                             how="step" if labels == "step" else "prefix", config=config, folder=folder)
+                             how="step" if labels == "step" else "prefix", config=config, folder=folder,
+                             ref_floor=floor, ood_ref_logprob=limit)

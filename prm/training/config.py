@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -29,6 +30,12 @@ class PRMTrainConfig:
     # "classifier" is the two-class head at each step tag that vLLM's pooling runner serves.
     head: str = "lm"
     beta: float = 0.5  # head="lm": the reward scale; 0.5 trained step labels in 400 steps where 0.05 barely moved
+    # head="lm": floor under the reference's token probability in each step's log-ratio (None: PRIME's plain
+    # log(pi / pi_ref), which scores text the policy would never write, "hello world", as good).
+    ref_floor: float | None = None
+    # head="lm": share of each batch's solutions that also train on a perturbed copy, one right step replaced by a
+    # wrong step of a kind the policy rarely writes (prm.evaluation.perturbations.training_negative).
+    negatives: float = 0.0
 
     # --- backbone: initialised from the warm-started policy, as Math-Shepherd initialises its PRM from
     # the generator; "smollm2-135m-instruct" with freeze_backbone or lora_r is the bigger option ---
@@ -76,8 +83,14 @@ class PRMTrainConfig:
         if self.head == "lm" and (self.lora_r or self.freeze_backbone):
             raise ValueError("head='lm' fine-tunes the whole backbone; lora_r and freeze_backbone apply to "
                              "head='classifier' (set head='classifier', or drop them)")
-        if self.beta <= 0:
-            raise ValueError(f"beta={self.beta} must be > 0 (the LM head's reward scale)")
+        if not self.beta > 0 or math.isinf(self.beta):
+            raise ValueError(f"beta={self.beta} must be a finite number > 0 (the LM head's reward scale)")
+        if self.head != "lm" and self.negatives:
+            raise ValueError("negatives train the LM head's log-ratio; set head='lm', or negatives=0")
+        if not 0.0 <= self.negatives <= 1.0:
+            raise ValueError(f"negatives={self.negatives} must be a share in [0, 1]")
+        if self.ref_floor is not None and not 0.0 < self.ref_floor < 1.0:
+            raise ValueError(f"ref_floor={self.ref_floor} must be a probability in (0, 1), or None for no floor")
         if self.freeze_backbone and self.lora_r:
             raise ValueError(f"freeze_backbone=True and lora_r={self.lora_r} both limit what trains; choose one "
                              "(LoRA already freezes the backbone's own weights)")

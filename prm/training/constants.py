@@ -34,3 +34,11 @@ META_FILE = "training_set.json"
 # steps (README, "Do the PRMs read the steps?"). "classifier": a two-class head at each step tag, the layout
 # vLLM's pooling runner and the public PRMs (Math-Shepherd, Qwen2.5-Math-PRM) use.
 PRM_HEADS = ("lm", "classifier")
+
+# The off-policy rule an LM-head PRM ships with (prm.scoring.implicit_scorer.off_policy): a step whose tokens' mean
+# log-probability under the reference falls below the OOD_QUANTILE quantile of the train steps' (the policy's own
+# text, right and wrong), less OOD_MARGIN nats, is far from anything the PRM was trained on. Read on up to OOD_ROWS
+# train rows.
+OOD_QUANTILE = 0.001
+OOD_MARGIN = 0.5
+OOD_ROWS = 1024

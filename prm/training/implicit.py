@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -21,8 +22,9 @@ from typing import Any
 
 import torch
 
+from prm.evaluation.perturbations import training_negative
 from prm.export.io import atomic_write_text
-from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE
+from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE, token_log_ratios
 from prm.scoring.reading import encode_solution, token_logprobs
 
 log = logging.getLogger(__name__)
@@ -49,18 +51,32 @@ class ImplicitPRMConfig:
     # The model scores are read against; None: base_model. A warm start from another LM-head PRM keeps that
     # PRM's own reference, or every log-ratio would start at 0 and its knowledge would be lost.
     reference: str | None = None
+    # Floor under the reference's token probability in the log-ratio (prm.scoring.implicit_scorer.token_log_ratios):
+    # None reads log(pi / pi_ref) as PRIME does, which scores text the reference finds unlikely as good.
+    ref_floor: float | None = None
+    # labels="step": share of each batch's rows that also train on a perturbed copy (one right step replaced by a
+    # wrong step the policy rarely writes, labelled wrong; prm.evaluation.perturbations.training_negative).
+    negatives: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.beta <= 0 or self.learning_rate <= 0 or self.max_steps <= 0 or self.batch_size <= 0:
-            raise ValueError("beta, learning_rate, max_steps and batch_size must be > 0")
+        if not 0.0 <= self.negatives <= 1.0:
+            raise ValueError(f"negatives={self.negatives} must be a share in [0, 1]")
+        if self.negatives and self.labels != "step":
+            raise ValueError("negatives are step labels: set labels='step', or negatives=0")
+        if self.ref_floor is not None and not 0.0 < self.ref_floor < 1.0:
+            raise ValueError(f"ref_floor={self.ref_floor} must be a probability in (0, 1), or None for no floor")
+        if not (self.beta > 0 and self.learning_rate > 0) or math.isinf(self.beta) or math.isinf(self.learning_rate):
+            raise ValueError(f"beta={self.beta} and learning_rate={self.learning_rate} must be finite numbers > 0")
+        if self.max_steps <= 0 or self.batch_size <= 0:
+            raise ValueError("max_steps and batch_size must be > 0")
         if self.weight_decay < 0:
             raise ValueError(f"weight_decay={self.weight_decay} must be >= 0")
         if self.labels not in IMPLICIT_LABELS:
             raise ValueError(f"labels={self.labels!r} must be one of {IMPLICIT_LABELS}")
 
 
-def _logits_and_targets(model: Any, ref: Any, batch: list[tuple[Any, Any]], labels: str, beta: float
-                        ) -> tuple[torch.Tensor, torch.Tensor]:
+def _logits_and_targets(model: Any, ref: Any, batch: list[tuple[Any, Any]], labels: str, beta: float,
+                        ref_floor: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """``beta * sum log(pi / pi_ref)`` over each solution (outcome) or each labelled step (step), and targets."""
     encoded = [e for e, _ in batch]
     lp = token_logprobs(model, encoded)
@@ -68,7 +84,7 @@ def _logits_and_targets(model: Any, ref: Any, batch: list[tuple[Any, Any]], labe
         ref_lp = token_logprobs(ref, encoded)
     logits, targets = [], []
     for (e, target), a, b in zip(batch, lp, ref_lp, strict=True):
-        ratio = a - b
+        ratio = token_log_ratios(a, b, ref_floor)
         if labels == "outcome":
             logits.append(ratio[e.spans[0][0]: e.spans[-1][1]].sum())
             targets.append(float(target))
@@ -79,6 +95,29 @@ def _logits_and_targets(model: Any, ref: Any, batch: list[tuple[Any, Any]], labe
                 targets.append(float(label))
     stacked = torch.stack(logits)
     return beta * stacked, torch.tensor(targets, device=stacked.device)
+
+
+Row = tuple[str, Sequence[str], Any]  # question, steps, target
+
+
+def _negatives(tokenizer: Any, batch: Sequence[Row], rows: Sequence[Row], share: float, rng: random.Random
+               ) -> list[tuple[Any, Any]]:
+    """Perturbed negatives for a batch of step-labelled rows: for about ``share`` of them, one right step (after a
+    right prefix) replaced by a wrong step of a kind the policy rarely writes
+    (:func:`prm.evaluation.perturbations.training_negative`), labelled wrong, the solution cut after it."""
+    out = []
+    for question, steps, labels in batch:
+        right = 0
+        while right < len(steps) and labels[right] is not None and float(labels[right]) >= 0.5:
+            right += 1
+        if not right or rng.random() >= share:
+            continue
+        k = rng.randrange(right)
+        donor = rows[rng.randrange(len(rows))][1]
+        _, step = training_negative(steps[:k], steps[k], steps[k + 1] if k + 1 < right else None,
+                                    rng.choice(donor) if donor else None, rng)
+        out.append((encode_solution(tokenizer, question, [*steps[:k], step]), [*labels[:k], 0.0]))
+    return out
 
 
 @dataclass
@@ -122,6 +161,7 @@ def fit_implicit(rows: Sequence[tuple[str, Sequence[str], Any]], config: Implici
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / (warmup + 1)))
     order: list[int] = []
     rng = random.Random(config.seed)
+    neg_rng = random.Random(f"negatives-{config.seed}")  # its own stream: the data order is the same without it
     losses: list[list[float]] = []
     tokens, started = 0, time.perf_counter()
     model.train()
@@ -130,7 +170,9 @@ def fit_implicit(rows: Sequence[tuple[str, Sequence[str], Any]], config: Implici
             order += rng.sample(range(len(encoded)), len(encoded))
         take, order = order[: config.batch_size], order[config.batch_size:]
         batch = [encoded[i] for i in take]
-        logit, target = _logits_and_targets(model, ref, batch, config.labels, config.beta)
+        if config.negatives:
+            batch += _negatives(tokenizer, [rows[i] for i in take], rows, config.negatives, neg_rng)
+        logit, target = _logits_and_targets(model, ref, batch, config.labels, config.beta, config.ref_floor)
         loss = torch.nn.functional.binary_cross_entropy_with_logits(logit, target)
         optimizer.zero_grad()
         loss.backward()
@@ -148,12 +190,15 @@ def fit_implicit(rows: Sequence[tuple[str, Sequence[str], Any]], config: Implici
     return Fitted(model, ref, tokenizer, losses, tokens, time.perf_counter() - started)
 
 
-def save_implicit(fitted: Fitted, out: Path, config: ImplicitPRMConfig) -> None:
-    """Weights, tokenizer and the recipe file (what marks the folder as an LM-head PRM, naming its reference)."""
+def save_implicit(fitted: Fitted, out: Path, config: ImplicitPRMConfig, ood_ref_logprob: float | None = None
+                  ) -> None:
+    """Weights, tokenizer and the recipe file (what marks the folder as an LM-head PRM, naming its reference, with
+    the off-policy limit measured on its train steps: prm.training.lm_head.ood_limit)."""
     out.mkdir(parents=True, exist_ok=True)
     fitted.model.save_pretrained(out)
     fitted.tokenizer.save_pretrained(out)
-    recipe = {**asdict(config), "reference": config.reference or config.base_model}
+    recipe = {**asdict(config), "reference": config.reference or config.base_model,
+              "ood_ref_logprob": ood_ref_logprob}
     atomic_write_text(out / IMPLICIT_CONFIG_FILE, json.dumps(recipe, indent=1))
 
 
