@@ -20,7 +20,10 @@ Each stage prints a JSON line; the last line is one object with ``train_tokens_p
 ``bon_acc``, ``bon_acc_ci``, ``bon_gain`` (over majority vote), ``bon_gain_ci``, ``majority_acc``, ``oracle_acc``,
 ``seeds``, and for every scorer but truth its paired difference from the truth-trained PRM on the same problems
 (``prm_f1_vs_truth``, ``step_sensitivity_vs_truth``, ``bon_acc_vs_truth``, each with ``_ci``: an interval that
-holds 0 is no difference). Scoring speed is measured on the first 2,000 held-out solutions. PRM folders stay
+holds 0 is no difference), and the off-policy perturbation suite (:mod:`prm.evaluation.perturbations`):
+``perturbation`` (wrong kind -> ``{"detection", "detection_ci", "below_threshold"}``, reformatted-right kinds under
+``reformatted``), ``right_at_or_above_threshold`` with ``_ci``, and ``worst_detection``. Scoring speed is
+measured on the first 2,000 held-out solutions. PRM folders stay
 under ``--workdir``/prms/seed<k>/<method>.
 """
 
@@ -219,7 +222,8 @@ def main() -> None:
         speed = scoring_speed(trained[0].model_dir, heldout["test"][:SPEED_SOLUTIONS])
         keys = ("method", "test", "label_f1", "rollouts_per_step", "prm_f1", "prm_f1_ci", "step_sensitivity",
                 "step_sensitivity_ci", "bon_acc", "bon_acc_ci", "bon_gain", "bon_gain_ci", "majority_acc",
-                "oracle_acc", *(k for key in VERSUS_TRUTH for k in (key, f"{key}_ci")), "seeds", "skipped")
+                "oracle_acc", *(k for key in VERSUS_TRUTH for k in (key, f"{key}_ci")), "perturbation",
+                "right_at_or_above_threshold", "right_at_or_above_threshold_ci", "worst_detection", "seeds", "skipped")
         _emit({"train_tokens_per_s": card["final_metrics"]["train_tokens_per_s"], **speed,
                "batched_speedup": speed["score_steps_per_s_batched"] / speed["score_steps_per_s_single"],
                "bon_n": bon_n, "comparison": [{k: row.get(k) for k in keys if k in row or k != "skipped"}

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prm.evaluation.metrics import problem_bootstrap_ci
+from prm.format import ContextOverflowError
 
 WRONG_KINDS = ("slip_small", "slip_large", "wrong_operand", "flipped_operator", "wrong_carry", "repeated_step",
                "skipped_step", "other_problem", "nonsense", "empty", "very_long", "other_format")
@@ -196,6 +197,31 @@ def score_perturbations(score: ScoreFn, questions: Mapping[str, str], pairs: Seq
     return [right_of[(p.problem_id, p.prefix, p.right)] for p in pairs], scores[len(rights):]
 
 
+def fitting_pairs(score: ScoreFn, questions: Mapping[str, str], pairs: Sequence[Perturbation]
+                  ) -> tuple[list[Perturbation], list[float], list[float]]:
+    """:func:`score_perturbations` of the pairs a PRM's context holds: when the batch overflows it, the
+    ``very_long`` pairs are left out, and if it still does, each pair is tried on its own."""
+    try:
+        return list(pairs), *score_perturbations(score, questions, pairs)
+    except ContextOverflowError:
+        pass
+    shorter = [p for p in pairs if p.kind != "very_long"]
+    try:
+        return shorter, *score_perturbations(score, questions, shorter)
+    except ContextOverflowError:
+        pass
+    kept, right, perturbed = [], [], []
+    for pair in shorter:
+        try:
+            (r,), (x,) = score_perturbations(score, questions, [pair])
+        except ContextOverflowError:
+            continue
+        kept.append(pair)
+        right.append(r)
+        perturbed.append(x)
+    return kept, right, perturbed
+
+
 PerturbationRun = tuple[Sequence[Perturbation], Sequence[float], Sequence[float], float]  # + threshold
 
 
@@ -283,8 +309,8 @@ def perturbation_run(score: ScoreFn, solutions: Sequence[Mapping[str, Any]], thr
     """One scorer's :data:`PerturbationRun` on the held-out ``solutions`` (with ``question``): pairs from at most
     ``limit`` problems, scored in one batched call of ``score``."""
     chosen = sample_problems(solutions, limit, seed)
-    pairs = perturbation_pairs(chosen, seed=seed)
-    right, perturbed = score_perturbations(score, {s["problem_id"]: s["question"] for s in chosen}, pairs)
+    pairs, right, perturbed = fitting_pairs(score, {s["problem_id"]: s["question"] for s in chosen},
+                                            perturbation_pairs(chosen, seed=seed))
     return pairs, right, perturbed, threshold
 
 
@@ -310,24 +336,26 @@ def perturbation_rows(model: str, label_method: str | None, report: Mapping[str,
     return [{"experiment": experiment, **row} for row in rows]
 
 
-def report_from_rows(rows: Sequence[Mapping[str, Any]], model: str, split: str) -> dict[str, Any]:
-    """The ``perturbation`` mapping of a comparison row back from :func:`perturbation_rows`: wrong kind ->
-    ``{"detection", "detection_ci", "below_threshold"}``, and ``reformatted``: kind -> its share at or above the
-    threshold."""
+def columns_from_rows(rows: Sequence[Mapping[str, Any]], model: str, split: str) -> dict[str, Any]:
+    """:func:`perturbation_columns` read back from a scorer's :func:`perturbation_rows` (``{}`` without them)."""
     import json
 
-    out: dict[str, Any] = {"reformatted": {}}
+    report: dict[str, Any] = {"reformatted": {}}
     for r in rows:
         if r["model"] != model or r["split"] != split:
             continue
         detail = json.loads(r["detail_json"] or "{}")
         family, _, kind = r["metric"].partition(":")
         if family == "perturbation":
-            out[kind] = {"detection": r["value"], "detection_ci": detail.get("ci"),
-                         "below_threshold": detail.get("below_threshold")}
+            report[kind] = {"detection": r["value"], "detection_ci": detail.get("ci"),
+                            "below_threshold": detail.get("below_threshold")}
         elif family == "reformatted":
-            out["reformatted"][kind] = {"at_or_above_threshold": r["value"], "below_right": detail.get("below_right")}
-    return out
+            report["reformatted"][kind] = {"at_or_above_threshold": r["value"],
+                                           "below_right": detail.get("below_right")}
+        elif r["metric"] == "right_at_or_above_threshold":
+            report["right_at_or_above_threshold"], report["right_at_or_above_threshold_ci"] = r["value"], \
+                detail.get("ci")
+    return perturbation_columns(report) if len(report) > 1 else {}
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -349,3 +377,45 @@ def training_negative(prefix: Sequence[str], right: str, next_step: str | None, 
         words = [''.join(rng.choice(_LETTERS) for _ in range(rng.randint(2, 7))) for _ in range(rng.randint(1, 4))]
         return kind, " ".join(words)
     return kind, kinds[kind]
+
+
+def perturbation_columns(report: Mapping[str, Any]) -> dict[str, Any]:
+    """A :func:`perturbation_report` as comparison-row columns: ``perturbation`` (wrong kind ->
+    ``{"detection", "detection_ci", "below_threshold"}``, and ``reformatted``: kind -> its share at or above the
+    threshold and below the right step), ``right_at_or_above_threshold`` with ``_ci``, and ``worst_detection`` (the
+    least-detected kind and its detection)."""
+    kinds = {k: {"detection": v["detection"], "detection_ci": v["detection_ci"],
+                 "below_threshold": v["below_threshold"]} for k, v in report.items() if k in WRONG_KINDS}
+    kind, worst = worst_detection(report)
+    return {"perturbation": {**kinds, "reformatted": dict(report.get("reformatted", {}))},
+            "right_at_or_above_threshold": report.get("right_at_or_above_threshold"),
+            "right_at_or_above_threshold_ci": report.get("right_at_or_above_threshold_ci"),
+            "worst_detection": None if kind is None else {"kind": kind, "detection": worst}}
+
+
+def perturbation_markdown(columns: Mapping[str, Any]) -> str:
+    """The :func:`perturbation_columns` of one scorer as a markdown table: per kind, detection with its interval and
+    the share below the threshold; the reformatted-right kinds and the right steps' share at or above it last.
+
+    >>> print(perturbation_markdown(perturbation_columns(perturbation_report(
+    ...     [([Perturbation("p", (), "1+2 = 3", "hello", "nonsense")], [0.9], [0.1], 0.5)]))))
+    | kind | detection [95% CI] | below threshold |
+    |---|---|---|
+    | nonsense | 1.000 [1.00, 1.00] | 1.000 |
+    | right steps at or above the threshold | - | 1.000 [1.00, 1.00] |
+    """
+    def num(value: float | None, ci: Sequence[float] | None = None) -> str:
+        if value is None:
+            return "-"
+        return f"{value:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+    lines = ["| kind | detection [95% CI] | below threshold |", "|---|---|---|"]
+    for kind, r in columns.get("perturbation", {}).items():
+        if kind != "reformatted":
+            lines.append(f"| {kind} | {num(r['detection'], r['detection_ci'])} | {num(r['below_threshold'])} |")
+    for kind, r in columns.get("perturbation", {}).get("reformatted", {}).items():
+        lines.append(f"| {kind} (right, reformatted) | below right: {num(r.get('below_right'))} | "
+                     f"at or above: {num(r.get('at_or_above_threshold'))} |")
+    lines.append(f"| right steps at or above the threshold | - | "
+                 f"{num(columns.get('right_at_or_above_threshold'), columns.get('right_at_or_above_threshold_ci'))} |")
+    return "\n".join(lines)

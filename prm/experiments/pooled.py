@@ -10,6 +10,8 @@ from typing import Any
 
 from prm.evaluation.heldout import split_test_sets
 from prm.evaluation.intervals import paired_bon_difference, paired_f1_difference, pooled_bon, pooled_f1
+from prm.evaluation.outcome import has_step_truth
+from prm.evaluation.perturbations import PerturbationRun, perturbation_columns, perturbation_report
 from prm.evaluation.prm_eval import (
     CONSTANT,
     LENGTH,
@@ -24,7 +26,8 @@ from prm.evaluation.sensitivity import Siblings, paired_sensitivity_difference, 
 from prm.experiments.label_sources import PAIRED_METRICS, VERSUS_TRUTH, MethodResult, versus_key
 from warehouse.methods import TRUTH
 
-Run = tuple[list[ScoredSolution], float, str, Siblings | None]  # test solutions, threshold, aggregation, siblings
+# test solutions, threshold, aggregation, siblings, and the off-policy perturbation pairs' scores (or None)
+Run = tuple[list[ScoredSolution], float, str, Siblings | None, PerturbationRun | None]
 
 
 def _detail(rows: Sequence[Mapping[str, Any]], model: str, test: str, metric: str) -> dict[str, Any]:
@@ -35,12 +38,15 @@ def _detail(rows: Sequence[Mapping[str, Any]], model: str, test: str, metric: st
 def pooled_row(runs: Sequence[Run], bon_n: int) -> dict[str, Any]:
     """One scorer's figures over seeds, from (test solutions, threshold, best-of-N aggregation, sibling scores)
     per seed (threshold and aggregation chosen on validation by that seed's evaluation)."""
-    f1, f1_ci = pooled_f1([(test, threshold) for test, threshold, _, _ in runs])
-    bon = pooled_bon([(test, how) for test, _, how, _ in runs], bon_n)
-    sens = pooled_sensitivity([s for *_, s in runs if s is not None])
+    f1, f1_ci = pooled_f1([(r[0], r[1]) for r in runs])
+    bon = pooled_bon([(r[0], r[2]) for r in runs], bon_n)
+    sens = pooled_sensitivity([r[3] for r in runs if r[3] is not None])
+    perturbed = [r[4] for r in runs if r[4] is not None]
     oracle = bon_accuracies(runs[0][0], bon_n)[0][ORACLE] if runs else None
     return {"prm_f1": f1, "prm_f1_ci": f1_ci, "step_sensitivity": sens.value, "step_sensitivity_ci": sens.ci,
-            **bon, "oracle_acc": oracle, "seeds": len(runs)}
+            **bon, "oracle_acc": oracle, "seeds": len(runs),
+            "step_truth": any(has_step_truth(r[0]) for r in runs),  # False: step figures say "no step truth"
+            **(perturbation_columns(perturbation_report(perturbed)) if perturbed else {})}
 
 
 def versus_reference(runs: Sequence[Run], reference: Sequence[Run], bon_n: int, name: str = TRUTH
@@ -48,10 +54,10 @@ def versus_reference(runs: Sequence[Run], reference: Sequence[Run], bon_n: int, 
     """A scorer's paired differences from a reference scorer on the same test problems, each with its 95%
     interval: ``prm_f1_vs_<name>``, ``step_sensitivity_vs_<name>`` and ``bon_acc_vs_<name>`` (an interval
     that holds 0 means no difference)."""
-    f1 = paired_f1_difference([(t, th) for t, th, _, _ in runs], [(t, th) for t, th, _, _ in reference])
-    sens = paired_sensitivity_difference([s for *_, s in runs if s is not None],
-                                         [s for *_, s in reference if s is not None])
-    bon = paired_bon_difference([(t, how) for t, _, how, _ in runs], [(t, how) for t, _, how, _ in reference], bon_n)
+    f1 = paired_f1_difference([(r[0], r[1]) for r in runs], [(r[0], r[1]) for r in reference])
+    sens = paired_sensitivity_difference([r[3] for r in runs if r[3] is not None],
+                                         [r[3] for r in reference if r[3] is not None])
+    bon = paired_bon_difference([(r[0], r[2]) for r in runs], [(r[0], r[2]) for r in reference], bon_n)
     out = {}
     for metric, (value, ci) in zip(PAIRED_METRICS, (f1, sens, bon), strict=True):
         out[versus_key(metric, name)], out[versus_key(metric, name) + "_ci"] = value, ci
@@ -117,7 +123,7 @@ def _method_runs(seeds: Mapping[int, Sequence[MethodResult]], method: str, test:
         scored = as_solutions([s for s in r.scored["test"] if s["solution_id"] in ids])
         threshold = _detail(r.eval_rows, r.model, test, "processbench_f1")["threshold"]
         how = _detail(r.eval_rows, r.model, test, f"bon_acc@{bon_n}")["aggregation"]
-        runs.append((scored, threshold, how, r.siblings.get(test)))
+        runs.append((scored, threshold, how, r.siblings.get(test), r.perturbations.get(test)))
     return runs, summary
 
 
@@ -129,11 +135,14 @@ def _position_baselines(results: Sequence[MethodResult], test: str, ids: set[str
         return []
     solutions = as_solutions([s for s in r.scored["test"] if s["solution_id"] in ids])
     pairs = r.siblings.get(test, ((), (), ()))[0]
+    perturbed = r.perturbations.get(test, ((), (), (), 0.0))[0]
     rows = []
     for name, baseline, step_score in ((CONSTANT, constant_baseline, lambda p: 1.0),
                                        (LENGTH, length_baseline, lambda p: 1.0 / (len(p.prefix) + 2))):
         same = [step_score(p) for p in pairs]  # both siblings sit at one position: a tie by construction
-        run = (baseline(solutions), _detail(r.eval_rows, name, test, "processbench_f1")["threshold"],
-               _detail(r.eval_rows, name, test, f"bon_acc@{bon_n}")["aggregation"], (pairs, same, same))
+        threshold = _detail(r.eval_rows, name, test, "processbench_f1")["threshold"]
+        level = [step_score(p) for p in perturbed]  # likewise a perturbed step and the right one it replaces
+        run = (baseline(solutions), threshold, _detail(r.eval_rows, name, test, f"bon_acc@{bon_n}")["aggregation"],
+               (pairs, same, same), (perturbed, level, level, threshold) if perturbed else None)
         rows.append(({"method": name, "test": test, "label_f1": None, "rollouts_per_step": None}, [run]))
     return rows

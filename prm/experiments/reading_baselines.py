@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from prm.evaluation.perturbations import perturbation_run
 from prm.evaluation.prm_eval import ScoredSolution, evaluate_best_of_n, evaluate_processbench
 from prm.evaluation.sensitivity import score_pairs, sibling_pairs
 from prm.format import labels_from_first_error
@@ -34,17 +35,18 @@ def _items(solutions: Sequence[dict]) -> list[tuple[str, list[str]]]:
 
 
 def scorer_runs(score: ScoreFn, val: Sequence[dict], test_sets: Mapping[str, Sequence[dict]], bon_n: int
-                ) -> dict[str, tuple[list[ScoredSolution], float, str, Any]]:
+                ) -> dict[str, tuple[list[ScoredSolution], float, str, Any, Any]]:
     """Per test set, one run of a step scorer: its test solutions, the threshold and the best-of-N aggregation
-    chosen on ``val``, and its sibling pairs' scores."""
+    chosen on ``val``, its sibling pairs' scores and its off-policy perturbation pairs' scores."""
     val_scored = _scored(val, score(_items(val)))
     out = {}
     for name, test in test_sets.items():
         scored = _scored(test, score(_items(test)))
         pairs = sibling_pairs(test)
         right, wrong = score_pairs(score, {s["problem_id"]: s["question"] for s in test}, pairs)
-        out[name] = (scored, evaluate_processbench(val_scored, scored).threshold,
-                     evaluate_best_of_n(val_scored, scored, bon_n).chosen, (pairs, right, wrong))
+        threshold = evaluate_processbench(val_scored, scored).threshold
+        out[name] = (scored, threshold, evaluate_best_of_n(val_scored, scored, bon_n).chosen, (pairs, right, wrong),
+                     perturbation_run(score, test, threshold))
     return out
 
 

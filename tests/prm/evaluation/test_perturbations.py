@@ -125,3 +125,18 @@ def test_score_perturbations_scores_each_right_step_once():
     right, perturbed = score_perturbations(score, {"p": "Q"}, pairs)
     assert right == [0.07, 0.07] and perturbed == [0.01, 0.0]
     assert len(calls) == 3
+
+
+def test_pairs_past_the_context_are_left_out_not_fatal():
+    from prm.evaluation.perturbations import fitting_pairs
+    from prm.format import ContextOverflowError
+
+    def score(items):
+        if any(len(step) > 50 for _, steps in items for step in steps):
+            raise ContextOverflowError("past the context")
+        return [[0.5] * len(steps) for _, steps in items]
+
+    pairs = perturbation_pairs(_solutions()[:6])
+    kept, right, perturbed = fitting_pairs(score, {s["problem_id"]: "Q" for s in _solutions()}, pairs)
+    assert "very_long" in {p.kind for p in pairs} and "very_long" not in {p.kind for p in kept}
+    assert len(kept) == len(right) == len(perturbed) == sum(p.kind != "very_long" for p in pairs)
