@@ -1,6 +1,8 @@
 """PRM assets: the training set from the warehouse, the PRM, its evaluation, and the label-source comparison."""
 
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
+import dataclasses
+import json
 import math
 import tempfile
 from dataclasses import asdict
@@ -11,8 +13,10 @@ import dagster as dg
 from assets.metadata import md_table
 from assets.resources import WarehouseResource
 from prm.evaluation import evaluation_markdown, plot_best_of_n, plot_label_sources
+from prm.evaluation.external import evaluate_processbench_file
 from prm.evaluation.folder import evaluate_folder
 from prm.evaluation.heldout import IN_DISTRIBUTION, heldout_solutions
+from prm.evaluation.perturbations import columns_from_rows, perturbation_markdown
 from prm.evaluation.plots import plot_best_of_n_by_scorer
 from prm.evaluation.prm_eval import as_solutions, bon_curve
 from prm.evaluation.table import sensitivity_text
@@ -155,13 +159,27 @@ def _heldout(config: TrainingSetConfig, warehouse: WarehouseResource) -> dict:
     return heldout_solutions(con, stratified_splits(con, config), source=config.source)
 
 
+class PRMEvalConfig(dg.Config):
+    """Extra test sets for the PRM evaluation."""
+
+    # A ProcessBench-format JSONL file (prm.export writes them; Qwen/ProcessBench's layout): an external
+    # step-labelled test set, for data without step truth of its own (GSM8K, MATH). None: the warehouse only.
+    processbench_file: str | None = None
+
+
 @dg.asset(group_name="prm", kinds={"pytorch", "delta"}, pool="engine", deps=["prm_model"],
-          description="The PRM on held-out solutions with exact truth: ProcessBench F1 (threshold chosen on "
-          "validation), step ROC-AUC, step sensitivity on sibling steps, best-of-N next to majority vote, random "
-          "pick, oracle and two baselines, with 95% intervals over test problems.")
-def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+          description="The PRM on held-out solutions: best-of-N, the PRM-weighted vote, majority vote, random pick "
+          "and oracle against the gold answer; where exact step truth exists, ProcessBench F1 (threshold chosen on "
+          "validation), step ROC-AUC, step sensitivity and off-policy perturbation detection ('no step truth' where "
+          "it does not), beside two baselines, with 95% intervals over test problems; optionally an external "
+          "ProcessBench-format test set.")
+def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
+                   config: PRMEvalConfig) -> dg.MaterializeResult:
     ts_config = TrainingSet.load(PRMArtifacts.default().training_set).config
     ev = evaluate_folder(PRMArtifacts.default().model, _heldout(ts_config, warehouse), ts_config.method)
+    if config.processbench_file:
+        ev_rows = ev.rows + _external(ev.rows, ev.model, config.processbench_file, ts_config.method)
+        ev = dataclasses.replace(ev, rows=ev_rows)
     wh = warehouse.get()
     kw = {"source": ts_config.source or "all", "day": today(), "run_id": context.run_id}
     wh.write("prm_evaluations", ev.rows, writer="prm_evaluation", **kw)
@@ -173,11 +191,30 @@ def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResour
                       ns=[n for n in (1, 2, 4, 8) if n <= ev.bon_n])
     plot = plot_best_of_n(curve, PRMArtifacts.default().plot("best_of_n"))
     sens = next(r for r in ev.rows if r["model"] == ev.model and r["metric"] == "step_sensitivity")
+    off_policy = {split: columns_from_rows(ev.rows, ev.model, split) for split in ev.perturbations}
     return dg.MaterializeResult(metadata={
         "model": ev.model, "best_of_n": ev.bon_n, "evaluation": dg.MetadataValue.md(table),
         "step_sensitivity": sensitivity_text(sens),
+        "off_policy": dg.MetadataValue.md("\n\n".join(f"{split}:\n\n{perturbation_markdown(cols)}"
+                                                        for split, cols in off_policy.items() if cols)
+                                          or "no perturbation pairs: the test split has no right steps with step "
+                                             "truth"),
         "dagster/row_count": len(ev.rows), "best_of_n_plot": dg.MetadataValue.path(str(plot)),
     })
+
+
+def _external(rows: list[dict], model: str, path: str, label_method: str) -> list[dict]:
+    """The PRM's rows on the ProcessBench file at ``path``, at the threshold the warehouse's validation chose
+    (when it could choose one); a malformed or missing file fails the run with the line and what to fix."""
+    f1 = next(r for r in rows if r["model"] == model and r["metric"] == "processbench_f1")
+    detail = json.loads(f1["detail_json"] or "{}")
+    chosen = detail.get("chosen_on") == "validation"
+    try:
+        return evaluate_processbench_file(PRMArtifacts.default().model, path, label_method,
+                                          threshold=detail["threshold"] if chosen else None,
+                                          chosen_on="validation" if chosen else None)
+    except (ValueError, FileNotFoundError) as exc:
+        raise dg.Failure(f"processbench_file: {exc}") from exc
 
 
 class ComparisonAssetConfig(dg.Config):

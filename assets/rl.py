@@ -18,7 +18,10 @@ class RLAssetConfig(dg.Config):
     arm move. The difficulties default to those of the built-in arith source (2, 4 and 8 gold steps)."""
 
     policy: str = "arith-policy"  # the warm-started policy (prm.models.resolve_model)
-    source: str | None = None  # the warehouse source of the problems; None = every source with arithmetic truth
+    # The warehouse source of the problems (generated arithmetic, GSM8K, MATH, a user's file: any with a gold
+    # answer, which the reward and the held-out accuracy grade against); None = every source. The difficulties
+    # below are gold step counts (problems.n_gold_steps): set them to ones the source holds.
+    source: str | None = None
     arms: list[str] = ["outcome", "prm_min", "prm_sum"]  # prm.rl.ARMS; "prm_min_prof" (PROF), "process" (per token)
     steps: int = 6  # GRPO steps per arm, the same for every arm
     batch_size: int = 16  # completions per step (4 prompts x 4)
@@ -40,9 +43,10 @@ class RLAssetConfig(dg.Config):
 
 
 @dg.asset(group_name="rl", kinds={"pytorch"}, pool="rl", deps=["prm_model", "problems"],
-          description="TRL GRPO on the warm-started policy over the warehouse's hardest problems, one arm "
+          description="TRL GRPO on the warm-started policy over the warehouse's problems with a gold answer, one arm "
           "per reward (outcome only, PRM min-form + outcome, PRM summed + outcome) with the same budget: held-out "
-          "accuracy, per-step error, length and steps per completion before and after, the reward curves.")
+          "accuracy, per-step error (generated arithmetic only), length and steps per completion before and after, "
+          "the reward curves.")
 def rl_run(context: dg.AssetExecutionContext, config: RLAssetConfig,
            warehouse: WarehouseResource) -> dg.MaterializeResult:
     prm_folder = trained_prm(PRMArtifacts.default())

@@ -7,15 +7,17 @@ import dagster as dg
 
 from assets.metadata import md_table
 from assets.prm import trained_prm
-from assets.resources import GenerationResource
+from assets.resources import GenerationResource, WarehouseResource
 from prm.export.io import atomic_write_text
 from prm.models import model_version
 from prm.scoring import load_prm
 from prm.search.compare import compare_at_budgets
 from prm.search.methods import SEARCH_METHODS
 from prm.search.plots import plot_accuracy_vs_budget
-from prm.search.run import heldout_problems
+from prm.search.run import heldout_problems, warehouse_problems
+from prm.training import TrainingSet, stratified_splits
 from prm.training.artifacts import PRMArtifacts
+from warehouse import connect
 
 RESULT_FILE = "search.json"  # beside the PRM: the comparison's rows, read by the check
 
@@ -23,8 +25,11 @@ RESULT_FILE = "search.json"  # beside the PRM: the comparison's rows, read by th
 class SearchAssetConfig(dg.Config):
     """A small comparison (minutes on a CPU); ``benchmarks/search.py`` is the full one."""
 
-    problems: int = 8  # held-out generated word problems (prm.search.run.heldout_problems)
-    n_ops: list[int] = [6, 8]
+    problems: int = 8  # held-out problems: generated word problems, or the source's below
+    n_ops: list[int] = [6, 8]  # generated problems only
+    # A warehouse source (GSM8K, MATH, a user's file: any problems with a gold answer) whose problems the PRM held
+    # out (its training set's test split) are searched; None: generated arithmetic (prm.search.run.heldout_problems).
+    source: str | None = None
     budgets: list[int] = [480, 960]  # generated tokens per problem
     seeds: list[int] = [0, 1]
     m: int = 4  # expansions per beam per step
@@ -33,11 +38,15 @@ class SearchAssetConfig(dg.Config):
 
 @dg.asset(group_name="search", kinds={"vllm", "pytorch"}, pool="engine", deps=["prm_model"],
           description="Test-time search with the latest PRM at equal generated-token budgets: best-of-N, majority "
-          "vote, step-level beam search and DVTS, accuracy with 95% bootstrap intervals over problems.")
+          "vote, step-level beam search and DVTS on generated arithmetic or on a source's held-out problems with a "
+          "gold answer, accuracy against the gold answer with 95% bootstrap intervals over problems.")
 def search_comparison(context: dg.AssetExecutionContext, config: SearchAssetConfig,
-                      generation: GenerationResource) -> dg.MaterializeResult:
+                      generation: GenerationResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
     prm_folder = trained_prm(PRMArtifacts.default())
-    problems = heldout_problems(config.problems, n_ops=tuple(config.n_ops))
+    if config.source is None:
+        problems = heldout_problems(config.problems, n_ops=tuple(config.n_ops))
+    else:
+        problems = _source_problems(warehouse, config.source, config.problems)
     result = compare_at_budgets(problems, generation.get(), load_prm(prm_folder), config.budgets, config.seeds,
                                 m=config.m, aggregation=config.aggregation, progress=context.log.info)
     rows = [{**r, "accuracy_ci": f"[{r['accuracy_ci'][0]:.2f}, {r['accuracy_ci'][1]:.2f}]",
@@ -52,6 +61,17 @@ def search_comparison(context: dg.AssetExecutionContext, config: SearchAssetConf
         "prm": model_version(str(prm_folder)), "solution_tokens": result.solution_tokens,
         "dagster/row_count": len(rows),
     })
+
+
+def _source_problems(warehouse: WarehouseResource, source: str, n: int) -> list:
+    """Up to ``n`` problems of ``source`` that the PRM held out (its training set's test split); a Failure that
+    says what to do when there are none."""
+    root = warehouse.get().root
+    try:
+        ts_config = TrainingSet.load(PRMArtifacts.default().training_set).config
+        return warehouse_problems(root, n, source=source, split_of=stratified_splits(connect(root), ts_config))
+    except (ValueError, FileNotFoundError) as exc:
+        raise dg.Failure(str(exc)) from exc
 
 
 @dg.asset_check(asset=search_comparison, blocking=True,

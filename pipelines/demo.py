@@ -1,4 +1,5 @@
-"""The README's main command: materialize the whole graph for today's ``arith`` partition, in-process.
+"""The README's main command: materialize the whole graph for today's ``arith`` partition, in-process, as the
+default recipe (recipes/default.yaml) says; ``--recipe`` runs another one (as ``prm-pipeline run`` does).
 
 Run history lands in the project's DAGSTER_HOME, so the run also shows in ``make ui``.
 """
@@ -8,16 +9,20 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import uuid
+from dataclasses import replace
+from pathlib import Path
 
 import dagster as dg
 
-from assets.partitions import check_day, partition_key, register_sources
-from pipelines.instance import ensure_dagster_home
-from pipelines.recovery import SlotWatcher, owner_tags, release_dead_runs
+from assets.partitions import check_day
+from assets.resources import default_inbox
+from pipelines.inbox import sidecar_recipe, unsuited_policy
+from pipelines.recipe import Recipe, RecipeError, load_recipe
+from pipelines.runner import print_outcome, run_recipe
+from prm.tasks.sources import BUILTIN_SOURCES
 from warehouse import Warehouse, connect, today
+from warehouse.config import PROJECT_ROOT
 from warehouse.db import snapshot_versions
-from warehouse.methods import COMPARED_METHODS
 
 # (table that must have rows, query): the summary shows each query whose table is filled.
 EXAMPLES = [
@@ -40,62 +45,30 @@ EXAMPLES = [
 ]
 
 
+# The embedded default recipe: the demo's policy, budgets, PRM and RL (docs/recipes.md).
+DEFAULT_RECIPE = PROJECT_ROOT / "recipes" / "default.yaml"
+
+
+def demo_recipe(source: str | None = None, recipe_file: str | Path | None = None) -> Recipe:
+    """The recipe the demo runs: ``recipe_file``, else the default one, on ``source``; a source with a file in the
+    inbox runs its sidecar recipe, and one without a recipe the default policy cannot sample is refused."""
+    if recipe_file is not None:
+        recipe = load_recipe(recipe_file)
+        return replace(recipe, dataset=replace(recipe.dataset, source=source)) if source else recipe
+    recipe = load_recipe(DEFAULT_RECIPE)
+    if source is None or source in BUILTIN_SOURCES:
+        return replace(recipe, dataset=replace(recipe.dataset, source=source or recipe.source))
+    sidecar = sidecar_recipe(default_inbox(), source)
+    if sidecar is None:
+        raise RecipeError(unsuited_policy(source, recipe.policy.model) or f"source {source!r} has no recipe")
+    return sidecar
+
+
 def run(day: str, source: str, run_config: dict | None = None, rl: bool = True) -> list[dg.ExecuteInProcessResult]:
-    """Check the policy, materialize the refresh job for (day, source), train and evaluate PRMs on it, then
-    (``rl``) a short GRPO run of the reward arms on the new PRM."""
-    ensure_dagster_home()
-    from pipelines.definitions import defs  # after DAGSTER_HOME is set
-
-    instance = dg.DagsterInstance.get()
-    # A run killed earlier (kill -9, a closed terminal) still holds its pool slot: free it, or this run waits forever.
-    for holder in release_dead_runs(instance):
-        _say(f"released pool '{holder.pool}' from dead {holder.describe()}")
-    register_sources(instance, [source])
-    logging = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
-    warm = _execute(defs.resolve_job_def("warm_start"), instance, run_config=logging)
-    if not warm.success:
-        return [warm]
-    refresh = _execute(defs.resolve_job_def("refresh"), instance, partition_key=partition_key(day, source),
-                       run_config={**logging, **(run_config or {})})
-    if not refresh.success:
-        return [warm, refresh]
-    prm = _execute(defs.resolve_job_def("prm"), instance, run_config={**logging, **prm_run_config(source)})
-    if not prm.success or not rl:
-        return [warm, refresh, prm]
-    # assets.rl.RLAssetConfig's defaults are the demo's size: 6 GRPO steps per arm, a minute or two on CPU.
-    return [warm, refresh, prm, _execute(defs.resolve_job_def("rl"), instance, run_config=logging)]
-
-
-def prm_run_config(source: str) -> dict:
-    """The model half on the demo's partition, sized to take a minute or two: one PRM on OmegaPRM labels, and
-    the label-source comparison (fewer optimizer steps than a real run; see benchmarks/prm.py for that)."""
-    data = {"method": "omegaprm", "source": source}
-    train = {"max_steps": DEMO_PRM_STEPS}
-    return {"ops": {
-        "prm_training_set": {"config": data},
-        "prm_model": {"config": train},
-        "label_source_comparison": {"config": {"methods": DEMO_COMPARED, "data": data, "train": train}},
-    }}
-
-
-# Optimizer steps per PRM in the demo (the LM head, PRMTrainConfig's default head): ~15 passes of 16 over its ~44
-# train solutions, ~24 s per PRM with its evaluation on 2 CPU cores.
-DEMO_PRM_STEPS = 40
-# Every compared label source, the fine-tuned judge and its consensus included.
-DEMO_COMPARED = list(COMPARED_METHODS)
-
-
-def _execute(job: dg.JobDefinition, instance: dg.DagsterInstance, **kwargs) -> dg.ExecuteInProcessResult:
-    """Execute in this process, tagged with its pid (so a later run can tell it died) and watched while it
-    waits for a pool slot (it says which run holds the slot, and frees the slot if that run is dead)."""
-    run_id = str(uuid.uuid4())
-    with SlotWatcher(instance, run_id, log=_say):
-        return job.execute_in_process(instance=instance, run_id=run_id, tags=owner_tags(), raise_on_error=False,
-                                      **kwargs)
-
-
-def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    """The default recipe (or ``source``'s sidecar) for (day, source): check the policy, materialize the refresh
+    job with ``run_config`` merged in, train and evaluate PRMs on it, then (``rl``) a short GRPO run."""
+    recipe = demo_recipe(source)
+    return run_recipe(replace(recipe, rl=replace(recipe.rl, run=rl and recipe.rl.run)), day, run_config)
 
 
 def summary(wh: Warehouse) -> str:
@@ -124,28 +97,25 @@ def _day(value: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--day", default=today(), type=_day, help="partition day, YYYY-MM-DD (default: today, UTC)")
-    parser.add_argument("--source", default="arith", help="partition source (default: the built-in generator)")
+    parser.add_argument("--source", default=None, help="partition source (default: the recipe's; the default "
+                        "recipe's is the built-in generator 'arith')")
+    parser.add_argument("--recipe", default=None, help="a recipe file (default: recipes/default.yaml)")
     parser.add_argument("--resample", action="store_true",
                         help="sample the partition's solutions afresh (and drop their labels) instead of resuming")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     resample = {"ops": {"solutions": {"config": {"resample": True}}}} if args.resample else None
-    results = run(args.day, args.source, resample)
+    try:
+        recipe = demo_recipe(args.source, args.recipe)
+        results = run_recipe(recipe, args.day, resample)
+    except RecipeError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
     took = time.perf_counter() - start
-    for result in results:
-        for event in result.get_asset_check_evaluations():
-            warn = event.severity == dg.AssetCheckSeverity.WARN
-            print(f"check {event.check_name:<34} {'passed' if event.passed else 'warning' if warn else 'FAILED'}")
-            if not event.passed and event.description:
-                print(f"      {event.description}", file=sys.stderr)
-        if not result.success:
-            for event in result.all_events:
-                if event.is_step_failure:
-                    error = event.event_specific_data.error
-                    print(f"FAILED {event.step_key}: {error.message.strip()}", file=sys.stderr)
-            return 1
+    if not print_outcome(results):
+        return 1
     print(f"runs {', '.join(r.run_id[:8] for r in results)} succeeded in {took:.0f}s "
-          f"for day={args.day} source={args.source}\n")
+          f"for day={args.day} source={recipe.source}\n")
     print(summary(Warehouse()))
     print(model_half(results))
     return 0
@@ -155,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
 MODEL_TABLES = (
     ("prm_evaluation", "evaluation", "PRM (OmegaPRM labels) on held-out solutions"),
     ("prm_evaluation", "step_sensitivity", "its step sensitivity (right vs wrong sibling steps, 95% interval)"),
+    ("prm_evaluation", "off_policy", "steps its policy would not write: a right step replaced by a wrong one of each "
+                                     "kind, scored below the right step (detection) and below the threshold"),
     ("label_source_comparison", "comparison", "label-source comparison (the headline)"),
     ("rl_run", "comparison", "GRPO on the policy, one arm per reward, same steps (held-out accuracy before/after)"),
 )

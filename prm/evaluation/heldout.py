@@ -9,17 +9,21 @@ from typing import Any
 import duckdb
 
 from prm.datagen.synthetic import policy_written_sql
+from prm.evaluation.outcome import answer_key
 from warehouse import connect
 from warehouse.db import source_clause
 
 IN_DISTRIBUTION, EASY_TO_HARD = "in_distribution", "easy_to_hard"  # the two test sets, by gold step count
 
-# Ok solutions with exact truth (generated tasks) and their ordered steps; model-written rows only.
+# Every ok, model-written solution with steps and its ordered steps: each is graded against its problem's gold
+# answer (``is_correct``, what best-of-N and the votes read; null = no answer or ungradable, counted wrong), and
+# those of generated tasks also carry exact step truth (``first_error``, what the step metrics read). GSM8K and
+# MATH solutions have none and are evaluated at the outcome level alone (prm.evaluation.outcome).
 _SOLUTIONS_SQL = f"""
 SELECT so.solution_id, so.problem_id, p.question, p.n_gold_steps, so.final_answer, so.is_correct,
        so.first_error_truth AS first_error, so.sample_idx
 FROM solutions so JOIN problems p USING (problem_id)
-WHERE so.status = 'ok' AND so.first_error_truth IS NOT NULL AND so.n_steps > 0
+WHERE so.status = 'ok' AND so.n_steps > 0
   AND {policy_written_sql('so.model')} {{source_filter}}
 ORDER BY so.problem_id, so.sample_idx, so.solution_id
 """
@@ -28,10 +32,11 @@ ORDER BY so.problem_id, so.sample_idx, so.solution_id
 def heldout_solutions(con_or_root: duckdb.DuckDBPyConnection | str | Path, split_of: Any,
                       splits: tuple[str, ...] = ("val", "test"),
                       source: str | tuple[str, ...] | None = None) -> dict[str, list[dict]]:
-    """Per split, every gradable solution with exact truth: ``solution_id, problem_id, question, steps,
-    first_error, final_answer, is_correct``. ``split_of(problem_id, n_gold_steps)`` names a problem's split
-    (e.g. ``prm.training.problem_split`` bound to a config), so every label method is scored on the same
-    problems. ``source``: one warehouse source, several, or None for every source."""
+    """Per split, every model-written solution with steps: ``solution_id, problem_id, question, steps,
+    first_error, final_answer, is_correct`` (``first_error`` None where the task has no step truth).
+    ``split_of(problem_id, n_gold_steps)`` names a problem's split (e.g. ``prm.training.problem_split`` bound to a
+    config), so every label method is scored on the same problems. ``source``: one warehouse source, several, or
+    None for every source."""
     con = con_or_root if isinstance(con_or_root, duckdb.DuckDBPyConnection) else connect(con_or_root)
     source_filter, params = source_clause(source)
     cursor = con.execute(_SOLUTIONS_SQL.format(source_filter=source_filter), params)
@@ -45,6 +50,7 @@ def heldout_solutions(con_or_root: duckdb.DuckDBPyConnection | str | Path, split
         split = split_of(row["problem_id"], row["n_gold_steps"])
         if split in out:
             row["steps"] = [text for _, text in sorted(steps[row["solution_id"]])]
+            row["final_answer"] = answer_key(row["final_answer"])  # "1,234" and "1234" are one vote
             out[split].append(row)
     return out
 

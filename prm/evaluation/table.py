@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from prm.evaluation.intervals import bon_intervals, f1_ci
+from prm.evaluation.outcome import MISSING_KEY, REFERENCES, accuracy, choose_vote, step_truth_note
 from prm.evaluation.prm_eval import (
     AGGREGATIONS,
     CONSTANT,
@@ -17,10 +18,8 @@ from prm.evaluation.prm_eval import (
     MAJORITY,
     NEVER_FLAG,
     ORACLE,
-    RANDOM,
     ScoredSolution,
     as_solutions,
-    bon_accuracies,
     constant_baseline,
     evaluate_best_of_n,
     evaluate_processbench,
@@ -41,8 +40,11 @@ def evaluation_table(model: str, label_method: str | None,
 
     Per scorer: ``processbench_f1``, ``first_error_acc``, ``correct_acc`` (detail: the threshold and its
     validation F1), ``step_auc`` (to the first error), ``step_auc_all``, ``bon_acc@N`` (the aggregation
-    chosen on validation), ``bon_acc@N:<aggregation>`` and ``bon_gap_closed@N``. References: ``bon_acc@N``.
-    ``val`` and ``test`` must not share a problem.
+    chosen on validation), ``bon_acc@N:<aggregation>``, ``bon_gap_closed@N``, and ``vote_acc@N`` / ``vote_gain@N``
+    (the PRM-weighted vote chosen on validation, and its gain over majority vote). References: ``bon_acc@N``. Every
+    accuracy and gain carries its 95% interval over test problems; step metrics of a test set without step truth
+    are None with ``missing: no step truth`` (:mod:`prm.evaluation.outcome`). ``val`` and ``test`` must not share a
+    problem.
 
     >>> sols = [{"solution_id": f"{p}{i}", "problem_id": p, "scores": [0.9, 0.2 if i else 0.8],
     ...          "first_error": 1 if i else -1, "final_answer": str(i), "is_correct": not i}
@@ -61,8 +63,8 @@ def evaluation_table(model: str, label_method: str | None,
         rows += _scorer_rows(CONSTANT, None, split, constant_baseline(val), constant_baseline(test), bon_n, grid,
                              NEVER_FLAG)
         rows += _scorer_rows(LENGTH, None, split, length_baseline(val), length_baseline(test), bon_n, grid, None)
-        bon, n_problems = bon_accuracies(test, bon_n)
-        rows += [_row(ref, None, split, f"bon_acc@{bon_n}", bon[ref], n_problems) for ref in (MAJORITY, RANDOM, ORACLE)]
+        refs = {ref: accuracy(test, bon_n, ref) for ref in REFERENCES}  # outcome-level: gold answers suffice
+        rows += [_row(ref, None, split, f"bon_acc@{bon_n}", a.value, a.n_problems, ci=a.ci) for ref, a in refs.items()]
     return [{"experiment": experiment, **row} for row in rows]  # what produced them: part of the table's key
 
 
@@ -77,13 +79,20 @@ def _scorer_rows(model: str, label_method: str | None, split: str, val: list[Sco
     bon = evaluate_best_of_n(val, test, bon_n)
     picked = {"aggregation": bon.chosen, "val_accuracy": bon.val_accuracy}
     bon_ci = bon_intervals(test, bon_n, bon.chosen)
+    vote, vote_on = choose_vote(val, bon_n)  # the PRM-weighted vote, beside the best aggregation of any kind
+    voted = accuracy(test, bon_n, vote)
+    note = step_truth_note(test)  # step metrics without step truth say so instead of a number
     return [
         _row(model, label_method, split, "processbench_f1", pb.f1, pb.n_wrong + pb.n_correct, **how,
-             ci=f1_interval),
-        _row(model, label_method, split, "first_error_acc", pb.first_error_acc, pb.n_wrong, **how),
-        _row(model, label_method, split, "correct_acc", pb.correct_acc, pb.n_correct, **how),
-        _row(model, label_method, split, "step_auc", auc, n_auc, steps="up to the first error"),
-        _row(model, label_method, split, "step_auc_all", auc_all, n_all, steps="all"),
+             ci=f1_interval, **note),
+        _row(model, label_method, split, "first_error_acc", pb.first_error_acc, pb.n_wrong, **how, **note),
+        _row(model, label_method, split, "correct_acc", pb.correct_acc, pb.n_correct, **how, **note),
+        _row(model, label_method, split, "step_auc", auc, n_auc, steps="up to the first error", **note),
+        _row(model, label_method, split, "step_auc_all", auc_all, n_all, steps="all", **note),
+        _row(model, label_method, split, f"vote_acc@{bon_n}", voted.value, voted.n_problems, aggregation=vote,
+             chosen_on=vote_on, ci=voted.ci),
+        _row(model, label_method, split, f"vote_gain@{bon_n}", voted.gain, voted.n_problems, aggregation=vote,
+             ci=voted.gain_ci, over=MAJORITY),
         _row(model, label_method, split, f"bon_acc@{bon_n}", bon.prm, bon.n_problems, **picked, ci=bon_ci["ci"]),
         _row(model, label_method, split, f"bon_gain@{bon_n}", bon_ci["gain"], bon.n_problems, **picked,
              ci=bon_ci["gain_ci"], over=MAJORITY),
@@ -95,19 +104,29 @@ def _scorer_rows(model: str, label_method: str | None, split: str, val: list[Sco
 
 
 def sensitivity_row(model: str, label_method: str | None, sens: Sensitivity, *, split: str = "test",
-                    experiment: str = "prm_evaluation") -> dict[str, Any]:
-    """The ``step_sensitivity`` row of a scorer (:mod:`prm.evaluation.sensitivity`), its interval in the detail."""
+                    experiment: str = "prm_evaluation", **note: str) -> dict[str, Any]:
+    """The ``step_sensitivity`` row of a scorer (:mod:`prm.evaluation.sensitivity`), its interval in the detail;
+    ``note``: :func:`prm.evaluation.outcome.step_truth_note` of the test solutions."""
     return {"experiment": experiment, **_row(model, label_method, split, "step_sensitivity", sens.value, sens.n_pairs,
-                                             ci=sens.ci, problems=sens.n_problems)}
+                                             ci=sens.ci, problems=sens.n_problems, **note)}
 
 
 def sensitivity_text(row: Mapping[str, Any]) -> str:
     """``0.812 [0.74, 0.88] on 245 sibling pairs``, or why there is no value."""
+    detail = json.loads(row["detail_json"] or "{}")
+    if row["value"] is None and detail.get(MISSING_KEY):
+        return f"{detail[MISSING_KEY]}: sibling steps need exact step truth"
     if row["value"] is None:
         return "no sibling pairs in the test split (two samples of one prefix, one right and one wrong)"
-    detail = json.loads(row["detail_json"])
     interval = f" [{detail['ci'][0]:.2f}, {detail['ci'][1]:.2f}]" if detail.get("ci") else ""
     return f"{row['value']:.3f}{interval} on {row['n']} sibling pairs"
+
+
+def metric_row(model: str, label_method: str | None, split: str, metric: str, value: float | None, n: int,
+               **detail: Any) -> dict[str, Any]:
+    """One ``prm_evaluations`` row without ``experiment`` and provenance (other evaluations, e.g.
+    :mod:`prm.evaluation.external`, write the same rows)."""
+    return _row(model, label_method, split, metric, value, n, **detail)
 
 
 def _row(model: str, label_method: str | None, split: str, metric: str, value: float | None, n: int,
@@ -120,7 +139,8 @@ def _row(model: str, label_method: str | None, split: str, metric: str, value: f
 def evaluation_markdown(rows: Sequence[Mapping[str, Any]],
                         metrics: Sequence[str] | None = None) -> str:
     """``prm_evaluations`` rows as a markdown table: one line per (model, label method, split), one column per
-    metric (default: all, in order of first appearance), values to 3 decimals (``-`` = undefined or absent).
+    metric (default: all, in order of first appearance), values to 3 decimals (``-`` = undefined or absent;
+    a row's stated reason, e.g. ``no step truth``, where it has one).
 
     >>> print(evaluation_markdown([{"model": "prm", "label_method": "mc", "split": "test", "metric": "step_auc",
     ...                             "value": 0.75, "n": 4, "detail_json": None}]))
@@ -129,9 +149,11 @@ def evaluation_markdown(rows: Sequence[Mapping[str, Any]],
     | prm | mc | test | 0.750 |
     """
     metrics = list(metrics) if metrics is not None else list(dict.fromkeys(r["metric"] for r in rows))
-    table: dict[tuple[str, str, str], dict[str, float | None]] = defaultdict(dict)
+    table: dict[tuple[str, str, str], dict[str, float | str | None]] = defaultdict(dict)
     for r in rows:
         value = None if r["value"] is None else float(r["value"])
+        if value is None and r.get("detail_json"):
+            value = json.loads(r["detail_json"]).get(MISSING_KEY)
         table[(r["model"], r.get("label_method") or "-", r["split"])][r["metric"]] = value
     keys = ("model", "label_method", "split")
     return markdown_table([{**dict(zip(keys, key, strict=True)), **values} for key, values in table.items()],

@@ -21,6 +21,8 @@ from typing import Any
 
 from prm.evaluation.folder import evaluate_folder
 from prm.evaluation.heldout import IN_DISTRIBUTION, heldout_solutions, split_test_sets
+from prm.evaluation.outcome import MISSING_KEY, NO_STEP_TRUTH
+from prm.evaluation.perturbations import columns_from_rows
 from prm.evaluation.prm_eval import DEFAULT_BON_N, MAJORITY, ORACLE, BestOfN, as_solutions, bon_curve
 from prm.format.markdown import markdown_table
 from prm.labeling.audit import audit_labels
@@ -57,6 +59,7 @@ class MethodResult:
     by_test: dict[str, dict[str, Any]] = field(default_factory=dict)
     scored: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # val/test solutions with ``scores``
     siblings: dict[str, Any] = field(default_factory=dict)  # per test set: (sibling pairs, right, wrong scores)
+    perturbations: dict[str, Any] = field(default_factory=dict)  # per test set: off-policy pairs and their scores
 
 
 def _label_quality(con: Any, method: str, train_ids: set[str]) -> tuple[float | None, float | None]:
@@ -86,9 +89,9 @@ def compare_label_sources(root: str | Path, out_root: str | Path, config: Compar
     con = connect(root)
     heldout = heldout_solutions(con, stratified_splits(con, config.data), source=config.data.source)
     sets = split_test_sets(heldout["test"], config.data.train_max_steps)
-    if not heldout["val"] or not heldout["test"]:
-        raise ValueError(f"the held-out splits hold {len(heldout['val'])} validation and {len(heldout['test'])} "
-                         "test solutions with exact truth; label more generated problems (or lower train_max_steps)")
+    if not heldout["test"]:
+        raise ValueError(f"the held-out splits hold {len(heldout['val'])} validation and 0 test solutions; sample "
+                         "solutions for more problems (or raise test_share) so every PRM has a test set")
     results: list[MethodResult] = []
     for i, method in enumerate(config.methods):
         progress(f"[{i + 1}/{len(config.methods)}] {method}: building the training set")
@@ -109,7 +112,7 @@ def compare_label_sources(root: str | Path, out_root: str | Path, config: Compar
         results.append(MethodResult(method, folder, ev.model, {
             "method": method, "label_f1": label_f1, "rollouts_per_step": rollouts_per_step,
             **next(iter(by_test.values())), "bon_n": ev.bon_n, "train_solutions": len(train_ids),
-        }, ev.rows, ev.scores, by_test, ev.scored, ev.siblings))
+        }, ev.rows, ev.scores, by_test, ev.scored, ev.siblings, ev.perturbations))
     return results
 
 
@@ -129,12 +132,15 @@ def headline(rows: Sequence[dict[str, Any]], model: str, bon_n: int, test: str) 
         return list(detail["ci"]) if detail.get("ci") is not None else None
 
     gap = json.loads(own[f"bon_gap_closed@{bon_n}"]["detail_json"]) if f"bon_gap_closed@{bon_n}" in own else {}
+    f1_detail = json.loads(own["processbench_f1"]["detail_json"] or "{}") if "processbench_f1" in own else {}
     return {"test": test, "prm_f1": value("processbench_f1"), "prm_f1_ci": ci("processbench_f1"),
             "step_auc": value("step_auc"),
             "step_sensitivity": value("step_sensitivity"), "step_sensitivity_ci": ci("step_sensitivity"),
             "bon_acc": value(f"bon_acc@{bon_n}"), "bon_acc_ci": ci(f"bon_acc@{bon_n}"),
             "bon_gain": value(f"bon_gain@{bon_n}"), "bon_gain_ci": ci(f"bon_gain@{bon_n}"),
-            "majority_acc": refs.get(MAJORITY, gap.get("majority")), "oracle_acc": refs.get(ORACLE, gap.get("oracle"))}
+            "vote_acc": value(f"vote_acc@{bon_n}"), "vote_acc_ci": ci(f"vote_acc@{bon_n}"),
+            "majority_acc": refs.get(MAJORITY, gap.get("majority")), "oracle_acc": refs.get(ORACLE, gap.get("oracle")),
+            "step_truth": f1_detail.get(MISSING_KEY) != NO_STEP_TRUTH, **columns_from_rows(rows, model, test)}
 
 
 def comparison_table(results: Sequence[MethodResult]) -> list[dict[str, Any]]:
@@ -174,14 +180,18 @@ def bon_curves(results: Sequence[MethodResult], train_max_steps: int | None, tes
 
 def comparison_markdown(table: Sequence[dict[str, Any]]) -> str:
     """The headline table as markdown (``-`` = not applicable), the paired differences from the truth-trained
-    PRM in the last columns where the table has them."""
+    PRM where the table has them, and each scorer's least-detected off-policy perturbation kind last."""
     cols = ("test", "method", "label_f1", "rollouts_per_step", "prm_f1", "step_sensitivity", "bon_acc", "bon_gain")
+    cols += ("vote_acc",) if any(row.get("vote_acc") is not None for row in table) else ()
     cols += tuple(k for k in VERSUS_TRUTH if any(k in row for row in table))
+    cols += ("worst_detection",) if any(row.get("worst_detection") for row in table) else ()
     return markdown_table([f"| - | {row['method']} | skipped: {row['skipped'][:80]} |" + " |" * (len(cols) - 3)
                            if row.get("skipped") else _with_intervals(row) for row in table], cols)
 
 
 PAIRED_METRICS = ("prm_f1", "step_sensitivity", "bon_acc")  # compared with a reference scorer, problem by problem
+# Figures that need exact step truth (of the test set, or of the train split for label_f1).
+STEP_FIGURES = ("label_f1", "prm_f1", "step_auc", "step_sensitivity", "prm_f1_vs_truth", "step_sensitivity_vs_truth")
 
 
 def versus_key(metric: str, reference: str = TRUTH) -> str:
@@ -193,9 +203,14 @@ VERSUS_TRUTH = tuple(versus_key(m) for m in PAIRED_METRICS)
 
 
 def _with_intervals(row: dict[str, Any]) -> dict[str, Any]:
-    """``0.812 [0.75, 0.86]`` for each figure that has an interval (a difference with its sign)."""
+    """``0.812 [0.75, 0.86]`` for each figure that has an interval (a difference with its sign); ``no step truth``
+    for a step figure of a test set without step truth."""
     out = dict(row)
-    for key in ("prm_f1", "step_sensitivity", "bon_acc", "bon_gain", *VERSUS_TRUTH):
+    if isinstance(row.get("worst_detection"), dict):  # the off-policy kind this scorer detects least often
+        out["worst_detection"] = f"{row['worst_detection']['detection']:.3f} ({row['worst_detection']['kind']})"
+    if row.get("step_truth") is False:
+        out |= {key: NO_STEP_TRUTH for key in STEP_FIGURES if row.get(key) is None}
+    for key in ("prm_f1", "step_sensitivity", "bon_acc", "bon_gain", "vote_acc", *VERSUS_TRUTH):
         if row.get(key) is not None and row.get(f"{key}_ci"):
             low, high = row[f"{key}_ci"]
             sign = "+" if key in VERSUS_TRUTH or key == "bon_gain" else ""

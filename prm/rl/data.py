@@ -11,6 +11,7 @@ from typing import Any
 from prm.datagen.truth import arithmetic_problem
 from prm.format import format_prompt
 from prm.rl.config import RLRunConfig
+from prm.rl.gold import GoldProblem, RLProblem
 from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, generate_problems
 from prm.tasks.records import stable_id
 from warehouse import connect
@@ -70,16 +71,20 @@ def train_problems(config: RLRunConfig, exclude: set[str] = frozenset()) -> list
     return out
 
 
-def warehouse_problems(root: str | Path, source: str | None = None) -> list[ArithmeticProblem]:
-    """Every problem of the warehouse at ``root`` (of ``source``, or of every source) whose row carries exact
-    arithmetic truth, in problem-id order: what the RL asset trains and evaluates on."""
+def warehouse_problems(root: str | Path, source: str | None = None) -> list[RLProblem]:
+    """Every problem of the warehouse at ``root`` (of ``source``, or of every source) that has a gold answer, in
+    problem-id order: what the RL asset trains and evaluates on. A generated arithmetic problem comes back with its
+    exact truth (:class:`~prm.tasks.arithmetic.ArithmeticProblem`), any other (GSM8K, MATH, a user's file) as a
+    :class:`~prm.rl.gold.GoldProblem`, graded by its answer alone."""
     where, params = ("WHERE source = ?", [source]) if source else ("", [])
     cursor = connect(root).execute(f"SELECT * FROM problems {where} ORDER BY problem_id", params)
     names = [d[0] for d in cursor.description]
-    problems = [p for values in cursor.fetchall() if (p := arithmetic_problem(dict(zip(names, values, strict=True))))]
+    rows = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+    problems: list[RLProblem] = [arithmetic_problem(r) or GoldProblem.from_row(r) for r in rows
+                                 if str(r.get("gold_answer") or "").strip()]
     if not problems:
         raise ValueError(f"the warehouse at {root} holds no {'problems' if not source else source + ' problems'} with "
-                         "exact arithmetic truth; materialize a problems partition of the arith source first")
+                         "a gold answer; materialize a problems partition of that source first (or name another)")
     return problems
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from prm.evaluation.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci
-from prm.policy.evaluate import EvalTable, default_device, sample_solutions, score_samples
+from prm.policy.evaluate import EvalTable, default_device, sample_solutions
 from prm.rewards import RewardConfig, Rewarder, load_rewarder
 from prm.rl.config import ARMS, PROCESS_ARMS, RLRunConfig
 from prm.rl.constants import (
@@ -41,6 +41,7 @@ from prm.rl.constants import (
     VLLM_GPU_SHARE,
 )
 from prm.rl.data import dataset_rows, eval_problems, split_pool, train_problems, training_prompts
+from prm.rl.gold import score_heldout
 from prm.scoring.config import cuda_bf16
 from prm.tasks.arithmetic import ArithmeticProblem
 from prm.tasks.records import stable_id
@@ -273,7 +274,7 @@ def evaluate_heldout(model: Any, tokenizer: Any, problems: Sequence[ArithmeticPr
     """Sample ``eval_samples`` completions per problem (as :func:`prm.policy.evaluate_model`) and measure
     accuracy, per-step error and steps per difficulty, mean length, and the PRM's mean lowest step score."""
     samples = sample_solutions(model, tokenizer, problems, config.eval_samples, config.eval_temperature, config.seed)
-    table = score_samples(problems, samples, config.eval_temperature)
+    table = score_heldout(problems, samples, config.eval_temperature)  # outcome alone where no step truth
     questions = [p.question for p, texts in zip(problems, samples, strict=True) for _ in texts]
     golds = [str(p.answer) for p, texts in zip(problems, samples, strict=True) for _ in texts]
     texts = [t for texts in samples for t in texts]

@@ -52,7 +52,7 @@ def _held_rows(arm: str, step: int, held: HeldOut) -> list[dict[str, Any]]:
     for r in held.table.rows:
         suffix = "" if r.n_ops == 0 else f"/ops={r.n_ops}"
         rows += [{"arm": arm, "step": step, "metric": f"eval/{name}{suffix}", "value": float(getattr(r, name))}
-                 for name in EVAL_FIELDS]
+                 for name in EVAL_FIELDS if getattr(r, name) is not None]  # step error: None without step truth
     if (ci := held.accuracy_ci()) is not None:  # 95% bootstrap over held-out problems
         rows += [{"arm": arm, "step": step, "metric": f"eval/answer_accuracy_ci_{end}", "value": value}
                  for end, value in zip(("low", "high"), ci, strict=True)]

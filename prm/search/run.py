@@ -1,10 +1,12 @@
-"""One search run end to end: held-out generated problems, the policy on a real generation backend, the PRM on the
-batched scorer, graded picks and an accuracy with its interval."""
+"""One search run end to end: held-out problems (generated arithmetic, or any warehouse source's problems with a gold
+answer: GSM8K, MATH, a user's file), the policy on a real generation backend, the PRM on the batched scorer, picks
+graded against the gold answer by ``verifiers.grade_answers`` and an accuracy with its interval."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from prm.models import prompter_for
@@ -15,6 +17,8 @@ from prm.search.report import accuracy_ci, grade
 from prm.search.types import SearchResult
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
 from prm.tasks.records import ProblemRecord
+from warehouse import connect
+from warehouse.db import source_clause
 
 # Keeps search problems apart from the seeds the policy's and PRMs' training draws use (0 and small offsets);
 # the 6-8 step word-problem space is large, so a repeat is rare and harmless to a comparison between methods.
@@ -33,6 +37,35 @@ def heldout_problems(n: int, seed: int = 0, n_ops: Sequence[int] = (6, 8)) -> li
     # Interleave the levels, so that any first n mixes difficulties.
     by_level = [records[i * per_level : (i + 1) * per_level] for i in range(len(n_ops))]
     return [r for group in zip(*by_level, strict=False) for r in group][:n]
+
+
+_PROBLEMS_SQL = """
+SELECT p.problem_id, p.task, p.split, p.question, p.gold_answer, p.gold_solution, p.n_gold_steps, p.difficulty
+FROM problems p WHERE trim(p.gold_answer) <> '' {source_filter} ORDER BY p.problem_id
+"""
+
+
+def warehouse_problems(root: str | Path, n: int, *, source: str | Sequence[str] | None = None,
+                       split_of: Callable[[str, int | None], str] | None = None,
+                       split: str = "test") -> list[ProblemRecord]:
+    """Up to ``n`` problems of the warehouse at ``root`` that have a gold answer, from any task (``source``: one
+    source, several, or None for every source), in problem-id order (a hash: no order of ingestion or difficulty).
+    With ``split_of`` (``prm.training.stratified_splits`` of the PRM's training config), only the problems it places
+    in ``split``: the PRM's held-out test problems, never one it was trained on. A search grades its picks against
+    ``gold_answer`` with ``verifiers.grade_answers``, so a problem needs nothing else."""
+    if n < 1:
+        raise ValueError(f"n={n}: search at least one problem")
+    source_filter, params = source_clause(source)
+    cursor = connect(root).execute(_PROBLEMS_SQL.format(source_filter=source_filter), params)
+    names = [d[0] for d in cursor.description]
+    rows = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+    kept = [r for r in rows if split_of is None or split_of(r["problem_id"], r["n_gold_steps"]) == split]
+    if not kept:
+        where = f"source {source!r}" if source else "any source"
+        raise ValueError(f"the warehouse at {root} holds {len(rows)} problems with a gold answer from {where}, "
+                         f"{len(kept)} of them in the PRM's {split!r} split; materialize problems of that source "
+                         "(and train the PRM on it) first, or name another source")
+    return [ProblemRecord(**r) for r in kept[:n]]
 
 
 @dataclass(frozen=True)

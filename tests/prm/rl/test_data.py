@@ -31,7 +31,7 @@ def test_the_pool_is_every_source_or_one_with_the_generator_truth(root: Path) ->
     by_id = {r.problem_id: r for r in generate_arithmetic(ArithmeticSourceConfig(n_ops=(2, 4), per_level=4), 0)}
     assert all(p.answer == int(by_id[p.problem_id].gold_answer) and p.n_ops == by_id[p.problem_id].n_gold_steps
                for p in arith)
-    with pytest.raises(ValueError, match="no nope problems with exact arithmetic truth"):
+    with pytest.raises(ValueError, match="no nope problems with a gold answer"):
         warehouse_problems(root, "nope")
 
 

@@ -10,7 +10,7 @@ import dagster as dg
 import pytest
 
 import assets.search as search_asset
-from assets.resources import GenerationResource
+from assets.resources import GenerationResource, WarehouseResource
 from prm.models.constants import MODEL_CACHE_ENV
 from prm.search import SEARCH_METHODS
 
@@ -30,8 +30,9 @@ def prm_cache(tmp_path: Path, tiny_prm: Path, monkeypatch: pytest.MonkeyPatch) -
 def test_search_comparison_reports_every_method_with_an_interval(prm_cache: Path, tiny_policy_dir: Path,
                                                                  tiny_context: int) -> None:
     generation = GenerationResource(model=str(tiny_policy_dir), max_model_len=tiny_context, kv_cache_gib=0.5)
+    warehouse = WarehouseResource(data_root=str(prm_cache / "warehouse"))  # unread: generated problems
     result = dg.materialize([search_asset.search_comparison, search_asset.search_comparison_complete],
-                            resources={"generation": generation},
+                            resources={"generation": generation, "warehouse": warehouse},
                             run_config={"ops": {"search_comparison": {"config": TINY}}})
     assert result.success
     assert [e.passed for e in result.get_asset_check_evaluations()] == [True]
@@ -45,7 +46,31 @@ def test_search_comparison_reports_every_method_with_an_interval(prm_cache: Path
 def test_search_comparison_without_a_prm_says_what_to_materialize(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(MODEL_CACHE_ENV, str(tmp_path))
     result = dg.materialize([search_asset.search_comparison], raise_on_error=False,
-                            resources={"generation": GenerationResource()},
+                            resources={"generation": GenerationResource(), "warehouse": WarehouseResource()},
                             run_config={"ops": {"search_comparison": {"config": TINY}}})
     assert not result.success
     assert "materialize prm_model first" in result.get_step_failure_events()[0].step_failure_data.error.message
+
+
+def test_search_comparison_on_a_sources_held_out_gold_answer_problems(prm_cache: Path, tiny_policy_dir: Path,
+                                                                      tiny_context: int, tmp_path: Path) -> None:
+    from prm.training import TrainingSetConfig, build_training_set
+    from prm.training.artifacts import PRMArtifacts
+    from tests.prm.evaluation.gsm8k_like import fill_gsm8k_like
+    from warehouse import Warehouse
+
+    root = tmp_path / "warehouse"
+    fill_gsm8k_like(Warehouse(root))  # GSM8K-shaped: gold answers, no arithmetic truth
+    data = TrainingSetConfig(method="mc", val_share=0.25, test_share=0.35)
+    build_training_set(str(root), data).save(PRMArtifacts.default().training_set)  # the PRM's split
+    generation = GenerationResource(model=str(tiny_policy_dir), max_model_len=tiny_context, kv_cache_gib=0.5)
+    result = dg.materialize([search_asset.search_comparison], raise_on_error=False,
+                            resources={"generation": generation, "warehouse": WarehouseResource(data_root=str(root))},
+                            run_config={"ops": {"search_comparison": {"config": {**TINY, "source": "gsm8k"}}}})
+    assert result.success
+    table = result.asset_materializations_for_node("search_comparison")[0].metadata["comparison"].value
+    assert all(f"| {method} |" in table for method in SEARCH_METHODS)
+    missing = dg.materialize([search_asset.search_comparison], raise_on_error=False,
+                             resources={"generation": generation, "warehouse": WarehouseResource(data_root=str(root))},
+                             run_config={"ops": {"search_comparison": {"config": {**TINY, "source": "math"}}}})
+    assert "from source 'math'" in missing.get_step_failure_events()[0].step_failure_data.error.message
