@@ -12,10 +12,12 @@ from assets.problems import problems
 from assets.resources import GenerationResource, WarehouseResource
 from assets.rl import rl_arms_complete, rl_improves_some_arm, rl_run
 from assets.search import search_comparison_complete
-from assets.verification import consensus_labels, formal_verifications, judgments
+from assets.verification import consensus_labels, formal_verifications, judge_outcome_from_metadata, judgments
 from prm.evaluation.latest import latest_f1
 from prm.evaluation.prm_eval import CONSTANT, LENGTH
 from prm.format import StepTagConvention
+from prm.labeling.judge_outcome import judge_outcome_verdict
+from prm.labeling.readiness import ReadinessThresholds, SolutionCounts, readiness
 from prm.models import resolve_model
 from prm.models.constants import ARITH_POLICY_NAME, JUDGE_NAME, SHIPPED_JUDGE_DIR
 from prm.models.judge import judge_card_problems, read_judge_card
@@ -43,6 +45,26 @@ def solutions_outcome_balance(warehouse: WarehouseResource) -> dg.AssetCheckResu
     outcome = wc.share_within(warehouse.get(), "solutions", "is_correct", *SOLUTION_BALANCE,
                               where="status = 'ok'", min_rows=20)
     return result(outcome, dg.AssetCheckSeverity.WARN)
+
+
+@dg.asset_check(asset=solutions, blocking=True,
+                description="The solutions can support labels: most state an answer the extractor reads, and some "
+                "reach the gold answer (else every label is 'bad'); thresholds are the solutions config's "
+                "max_no_answer_share and min_correct.")
+def solutions_can_be_labeled(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+    records = context.instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=solutions.key), limit=1).records
+    metadata = records[0].asset_materialization.metadata if records and records[0].asset_materialization else {}
+    if "n_solutions" not in metadata:
+        return dg.AssetCheckResult(passed=False, description="the latest solutions materialization carries no "
+                                   "solution counts; materialize `solutions` again")
+    counts = SolutionCounts.from_metadata(metadata)
+    default = ReadinessThresholds()
+    thresholds = ReadinessThresholds(
+        max_no_answer_share=float(getattr(metadata.get("max_no_answer_share"), "value", default.max_no_answer_share)),
+        min_correct=int(getattr(metadata.get("min_correct"), "value", default.min_correct)))
+    verdict = readiness(counts, thresholds)
+    return dg.AssetCheckResult(passed=verdict.passed, description=verdict.message,
+                               metadata={**counts.metadata(), "cause": verdict.cause})
 
 
 def label_range_check(asset: dg.AssetsDefinition) -> dg.AssetChecksDefinition:
@@ -115,6 +137,25 @@ def judge_card_in_band(judge: GenerationResource) -> dg.AssetCheckResult:
         k: float(table.get(k, -1.0)) for k in ("coverage", "correct_acc", "first_error_acc", "processbench_f1")})
 
 
+@dg.asset_check(asset=judgments, blocking=True,
+                description="The judge agrees with the outcome on the data it judged: it names an error in the "
+                "solutions whose final answer is wrong (band: the judgments config's agreement_* fields). The card "
+                "check above reads the judge's own test set; this one reads this partition.")
+def judge_agrees_with_outcomes(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+    records = context.instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=judgments.key), limit=1).records
+    metadata = records[0].asset_materialization.metadata if records and records[0].asset_materialization else {}
+    if "judge_wrong_outcomes" not in metadata:
+        return dg.AssetCheckResult(passed=False, description="the latest judgments materialization carries no "
+                                   "judge-vs-outcome counts; materialize `judgments` again")
+    outcome, band = judge_outcome_from_metadata(dict(metadata))
+    verdict = judge_outcome_verdict(outcome, band)
+    severity = dg.AssetCheckSeverity.ERROR if verdict.severity == "fail" else dg.AssetCheckSeverity.WARN
+    return dg.AssetCheckResult(passed=verdict.severity == "ok", severity=severity, description=verdict.message,
+                               metadata={"agreement": -1.0 if outcome.agreement is None else outcome.agreement,
+                                         "wrong_outcomes": outcome.wrong,
+                                         "wrong_called_right": outcome.wrong_called_right})
+
+
 # Which asset writes which methods of the method table (warehouse/methods.py) into step_labels.
 LABEL_WRITERS: tuple[tuple[dg.AssetsDefinition, tuple[str, ...]], ...] = (
     (mc_labels, ("mc", "mc_early_stop")),
@@ -137,6 +178,7 @@ def step_label_checks(asset: dg.AssetsDefinition, methods: tuple[str, ...]) -> l
 CHECKS = [
     policy_card_in_band,
     judge_card_in_band,
+    judge_agrees_with_outcomes,
     *table_checks(problems, "problems"),
     problems_gold_answers,
     *table_checks(solutions, "solutions"),
@@ -144,6 +186,7 @@ CHECKS = [
     orphan_check(solutions, "solutions", "problems", "problem_id"),
     orphan_check(solutions, "steps", "solutions", "solution_id"),
     solutions_outcome_balance,
+    solutions_can_be_labeled,
     *table_checks(rollouts, "rollouts"),
     orphan_check(rollouts, "rollouts", "solutions", "solution_id"),
     *table_checks(label_audit, "label_audit"),

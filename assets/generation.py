@@ -2,9 +2,11 @@
 
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 
+import json
 from pathlib import Path
 
 import dagster as dg
+from pydantic import Field
 
 from assets.metadata import histogram, md_table
 from assets.partitions import PARTITIONS, day_and_source
@@ -14,7 +16,9 @@ from prm.datagen.partition import replace_solutions, solutions_to_label
 from prm.datagen.rollouts import mc_by_step
 from prm.datagen.solutions import accuracy_by_gold_steps, sampling_key
 from prm.datagen.synthetic import synthetic_solution_rows
+from prm.format import DEFAULT_TEMPLATE, Prompter, PromptTemplate
 from prm.generation.constants import SOLUTION_MAX_TOKENS
+from prm.labeling.readiness import ReadinessThresholds, SolutionCounts, readiness
 from prm.models import model_cache_dir, prompter_for, resolve_model, weights_digest
 from prm.models.constants import ARITH_POLICY_NAME
 from prm.policy import PolicyTrainConfig, build_policy, read_card
@@ -71,15 +75,50 @@ def _policy_entry(path: Path, card: dict) -> ModelEntry:
 
 
 class SolutionsConfig(dg.Config):
-    """Sampling of policy solutions for the partition's problems."""
+    """Sampling of policy solutions for the partition's problems, and the prompt around each question.
+
+    The prompt template (system prompt, answer-format instruction) is recorded on the materialization;
+    rollouts and labelers rebuild the same prompts from it (:func:`partition_prompter`)."""
 
     n_samples: int = 4  # solutions per problem; both outcomes per problem is what labels need
-    temperature: float = 1.0  # the policy's own distribution
+    temperature: float = 1.0  # the policy's own distribution; an instruct model (SmolLM2) wants ~0.7
+    top_p: float = 1.0  # 1.0: no nucleus truncation (the policy's own distribution)
+    stop: list[str] = Field(default_factory=list)  # extra stop strings (EOS always stops); [] = none
     max_tokens: int = SOLUTION_MAX_TOKENS
     seed: int = 0
+    # None/None: the question goes in bare (the embedded policy's prompt, unchanged). An instruct model wants an
+    # answer-format instruction the extractor reads, e.g. "... End with: The answer is: <number>".
+    system_prompt: str | None = None  # a system turn (chat template) or a first paragraph (plain models)
+    instruction: str | None = None  # appended to the question after a blank line
     # A rerun (after a kill, or of the whole job) keeps the partition's solutions, and with them every label
-    # already paid for, when they were sampled from the same model, prompt, problems and the four numbers above.
+    # already paid for, when they were sampled from the same model, prompt, problems and sampling numbers above.
     resample: bool = False  # sample afresh anyway, which deletes the rows derived from the old solutions
+    # The blocking check `solutions_can_be_labeled` stops the run before labeling when more than this share of
+    # solutions states no extractable answer, or fewer than min_correct reach the gold answer (1.0 / 0: off).
+    max_no_answer_share: float = ReadinessThresholds().max_no_answer_share
+    min_correct: int = ReadinessThresholds().min_correct
+
+    def template(self) -> PromptTemplate:
+        return PromptTemplate(system_prompt=self.system_prompt, instruction=self.instruction)
+
+    def thresholds(self) -> ReadinessThresholds:
+        return ReadinessThresholds(max_no_answer_share=self.max_no_answer_share, min_correct=self.min_correct)
+
+
+def _template_json(template: PromptTemplate) -> str:
+    return json.dumps({"system_prompt": template.system_prompt, "instruction": template.instruction})
+
+
+def partition_prompter(context: dg.AssetExecutionContext, model: str) -> Prompter:
+    """The prompt builder the partition's solutions were sampled with: ``model``'s tokenizer and the template the
+    latest ``solutions`` materialization of this partition recorded (the default template when none)."""
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey("solutions"), asset_partitions=[context.partition_key]),
+        limit=1).records
+    last = records[0].asset_materialization if records else None
+    entry = last.metadata.get("prompt_template") if last else None
+    template = DEFAULT_TEMPLATE if entry is None else PromptTemplate(**json.loads(entry.value))
+    return prompter_for(model, template)
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="generation", kinds={"vllm", "delta"}, pool="engine",
@@ -95,28 +134,31 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
         raise dg.Failure(f"no problems in partition {day}|{source}; materialize `problems` for it first")
     logic = [p for p in problems if p["task"] == "logic"]
     sampled = [p for p in problems if p["task"] != "logic"]
+    prompter = prompter_for(generation.model, config.template()) if sampled else None
+    # top_p and stop enter the key only when set, so keys (and kept solutions) of earlier runs stay valid.
+    knobs = {k: v for k, v in (("top_p", config.top_p), ("stop", list(config.stop))) if v not in (1.0, [])}
     key = sampling_key(problems, n_samples=config.n_samples, temperature=config.temperature,
-                       max_tokens=config.max_tokens, seed=config.seed,
+                       max_tokens=config.max_tokens, seed=config.seed, **knobs,
                        model=generation.model_version() if sampled else None,
-                       prompt_version=prompter_for(generation.model).version if sampled else None)
+                       prompt_version=prompter.version if prompter else None)
     kept = None if config.resample else _kept_solutions(context, wh, source, day, key)
     if kept is not None:
         sols, n_steps, stats, earlier_run = kept
         context.log.info(f"reusing the {len(sols)} solutions of run {earlier_run} for {day}|{source}: same model, "
                          "problems and sampling config (set resample: true to sample afresh)")
-        return _solutions_result(problems, sols, n_steps, stats, key, reused_from=earlier_run)
+        return _solutions_result(problems, sols, n_steps, stats, key, config, reused_from=earlier_run)
     sols, steps, stats = synthetic_solution_rows(logic, n=config.n_samples, seed=config.seed)
-    if sampled:
+    if sampled and prompter is not None:
         backend = generation.get()
         context.log.info(f"sampling {config.n_samples} solutions for {len(sampled)} problems with {generation.model}")
         more_sols, more_steps, stats = sample_solution_rows(
-            backend, sampled, prompter_for(generation.model), model=generation.model_version(),
-            n=config.n_samples, seed=config.seed, max_tokens=config.max_tokens, temperature=config.temperature)
+            backend, sampled, prompter, model=generation.model_version(), n=config.n_samples, seed=config.seed,
+            max_tokens=config.max_tokens, temperature=config.temperature, top_p=config.top_p, stop=tuple(config.stop))
         sols, steps = sols + more_sols, steps + more_steps
     derived = replace_solutions(wh, sols, steps, source=source, day=day, run_id=context.run_id)
     if derived:
         context.log.info(f"re-sampling {day}|{source}: removed {derived} rows derived from the old solutions")
-    return _solutions_result(problems, sols, len(steps), stats, key, reused_from=None)
+    return _solutions_result(problems, sols, len(steps), stats, key, config, reused_from=None)
 
 
 def _kept_solutions(context: dg.AssetExecutionContext, wh: Warehouse, source: str, day: str,
@@ -143,11 +185,18 @@ def _kept_solutions(context: dg.AssetExecutionContext, wh: Warehouse, source: st
 
 
 def _solutions_result(problems: list[dict], sols: list[dict], n_steps: int, stats: SampleStats, key: str,
-                      reused_from: str | None) -> dg.MaterializeResult:
+                      config: SolutionsConfig, reused_from: str | None) -> dg.MaterializeResult:
     by_steps = accuracy_by_gold_steps(problems, sols)
+    counts = SolutionCounts.from_rows(sols)
+    verdict = readiness(counts, config.thresholds())
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(sols),
         "steps": n_steps,
+        **counts.metadata(),  # n_no_answer, n_truncated, n_correct, ... read by the check solutions_can_be_labeled
+        "max_no_answer_share": config.max_no_answer_share,
+        "min_correct": config.min_correct,
+        "readiness": verdict.message,
+        "prompt_template": _template_json(config.template()),
         "reused": reused_from is not None,  # kept from an earlier run, labels and all; nothing was sampled
         **({"reused_from_run": reused_from} if reused_from else {}),
         "sampling_key": key,
@@ -164,10 +213,13 @@ def _solutions_result(problems: list[dict], sols: list[dict], n_steps: int, stat
 
 
 class RolloutsConfig(dg.Config):
-    """Monte-Carlo rollouts from every step prefix of the partition's solutions."""
+    """Monte-Carlo rollouts from every step prefix of the partition's solutions (prompts rebuilt with the
+    solutions' template)."""
 
     n_rollouts: int = 4  # completions per prefix; labelers top up from here (prefix_hash cache)
     temperature: float = 1.0
+    top_p: float = 1.0  # set it (and stop) as the solutions were sampled: MC estimates the policy's own outcomes
+    stop: list[str] = Field(default_factory=list)
     max_tokens: int = SOLUTION_MAX_TOKENS
     seed: int = 1  # distinct from the solutions' seed so rollouts are fresh samples
 
@@ -180,14 +232,15 @@ def rollouts(context: dg.AssetExecutionContext, config: RolloutsConfig, warehous
     day, source = day_and_source(context)
     wh = warehouse.get()
     # The labelers' own view of the partition: the same solutions, spans and prompt, so the same prefix_hash.
-    sols = solutions_to_label(wh, source, day, prompter_for(generation.model))
+    sols = solutions_to_label(wh, source, day, partition_prompter(context, generation.model))
     if not sols:  # no policy writes logic: no rollouts
         return dg.MaterializeResult(metadata={"dagster/row_count": 0, "skipped": "no policy-sampled solutions"})
     backend = generation.get()
     targets = [s.target(k) for s in sols for k in range(len(s.steps))]
     context.log.info(f"{config.n_rollouts} rollouts from each of {len(targets)} step prefixes")
     rows = rollout_rows(backend, targets, config.n_rollouts, model=generation.model_version(), seed=config.seed,
-                        max_tokens=config.max_tokens, temperature=config.temperature)
+                        max_tokens=config.max_tokens, temperature=config.temperature, top_p=config.top_p,
+                        stop=tuple(config.stop))
     wh.write("rollouts", rows, source=source, day=day, run_id=context.run_id, writer="rollouts", replace=True)
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(rows),

@@ -3,6 +3,7 @@
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import dagster as dg
 
+from assets.generation import partition_prompter
 from assets.metadata import md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
@@ -15,7 +16,6 @@ from prm.labeling.partition import (
     label_progress_partition,
 )
 from prm.labeling.progress import ProgressConfig
-from prm.models import prompter_for
 from warehouse.methods import method_names
 
 # The library's defaults, which the configs below start from.
@@ -60,7 +60,7 @@ def mc_labels(context: dg.AssetExecutionContext, config: MCLabelsConfig, warehou
         warehouse.get(), "mc_early_stop" if config.early_stop else "mc",
         MCConfig(n_rollouts=config.n_rollouts, early_stop=config.early_stop, monotone=config.monotone),
         generation.get, model=generation.model_version(),
-        source=source, day=day, run_id=context.run_id, prompt=prompter_for(generation.model),
+        source=source, day=day, run_id=context.run_id, prompt=partition_prompter(context, generation.model),
         resume=config.resume, seed=config.seed, max_tokens=config.max_tokens, progress=context.log.info)
     return dg.MaterializeResult(metadata=_metadata(report))
 
@@ -90,7 +90,7 @@ def omegaprm_labels(context: dg.AssetExecutionContext, config: OmegaPRMLabelsCon
                            c_puct=config.c_puct, k=config.k, max_searches=config.max_searches, screen=config.screen)
     report = label_partition(
         warehouse.get(), "omegaprm", omega, generation.get, model=generation.model_version(), source=source,
-        day=day, run_id=context.run_id, prompt=prompter_for(generation.model), resume=config.resume,
+        day=day, run_id=context.run_id, prompt=partition_prompter(context, generation.model), resume=config.resume,
         seed=config.seed, max_tokens=config.max_tokens, progress=context.log.info)
     return dg.MaterializeResult(metadata=_metadata(report))
 

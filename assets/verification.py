@@ -3,6 +3,7 @@
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import dagster as dg
 
+from assets.generation import partition_prompter
 from assets.metadata import md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
@@ -12,8 +13,8 @@ from prm.labeling.agreement import agreement_markdown, pairwise_agreement
 from prm.labeling.consensus import POLICIES, ConsensusConfig
 from prm.labeling.constants import FORMAL_TIMEOUT_S
 from prm.labeling.judge import JudgeConfig
+from prm.labeling.judge_outcome import JudgeOutcomeAgreement, JudgeOutcomeBand, judge_outcome_verdict
 from prm.labeling.partition import consensus_partition, judge_partition, verify_partition
-from prm.models import prompter_for
 
 
 class FormalConfig(dg.Config):
@@ -43,6 +44,14 @@ class JudgeAssetConfig(dg.Config):
     temperature: float = 0.0
     max_tokens: int = JudgeConfig().max_tokens  # its check of an 8-step solution is ~250 tokens, then it stops
     max_solutions: int | None = None  # None: every solution of the partition (a cap bounds the cost)
+    # The check judge_agrees_with_outcomes: share of wrong-answer solutions in which the judge names an error.
+    agreement_warn_below: float = JudgeOutcomeBand().warn_below
+    agreement_fail_below: float = JudgeOutcomeBand().fail_below  # blocks consensus below it
+    agreement_min_solutions: int = JudgeOutcomeBand().min_solutions
+
+    def band(self) -> JudgeOutcomeBand:
+        return JudgeOutcomeBand(warn_below=self.agreement_warn_below, fail_below=self.agreement_fail_below,
+                                min_solutions=self.agreement_min_solutions)
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"vllm", "delta"}, pool="engine",
@@ -53,10 +62,15 @@ def judgments(context: dg.AssetExecutionContext, config: JudgeAssetConfig, wareh
     policy_model = generation.config().model
     judge_config = JudgeConfig(k=config.k, temperature=config.temperature, max_tokens=config.max_tokens,
                                model=judge.model)
-    run = judge_partition(warehouse.get(), judge.get, judge_config, source=source, day=day, run_id=context.run_id,
-                          policy_prompt=prompter_for(policy_model), max_solutions=config.max_solutions)
+    wh = warehouse.get()
+    run = judge_partition(wh, judge.get, judge_config, source=source, day=day, run_id=context.run_id,
+                          policy_prompt=partition_prompter(context, policy_model), max_solutions=config.max_solutions)
     votes = sum(j.n_votes for j in run.judgments)
+    outcome = JudgeOutcomeAgreement.of(run.judgment_rows(), wh.read_partition("solutions", source, day).to_pylist())
+    band = config.band()
     return dg.MaterializeResult(metadata={
+        **judge_outcome_metadata(outcome, band),
+        "judge_vs_outcome": judge_outcome_verdict(outcome, band).message,
         "dagster/row_count": len(run.judgments),
         "votes": votes,
         "abstentions": run.n_abstain,
@@ -66,6 +80,29 @@ def judgments(context: dg.AssetExecutionContext, config: JudgeAssetConfig, wareh
         "preview": md_table([{"solution_id": j.solution_id, "votes": j.votes_json, "first_error": j.first_error,
                               "agreement": j.agreement} for j in run.judgments[:10]]),
     })
+
+
+def judge_outcome_metadata(outcome: JudgeOutcomeAgreement, band: JudgeOutcomeBand) -> dict:
+    """What the check judge_agrees_with_outcomes reads back: the counts and the band they were judged by."""
+    return {"judge_wrong_outcomes": outcome.wrong, "judge_wrong_called_right": outcome.wrong_called_right,
+            "judge_right_outcomes": outcome.right, "judge_right_called_wrong": outcome.right_called_wrong,
+            "agreement_warn_below": band.warn_below, "agreement_fail_below": band.fail_below,
+            "agreement_min_solutions": band.min_solutions}
+
+
+def judge_outcome_from_metadata(metadata: dict) -> tuple[JudgeOutcomeAgreement, JudgeOutcomeBand]:
+    """The inverse of :func:`judge_outcome_metadata` (values or Dagster metadata entries)."""
+    def value(key: str) -> float:
+        return getattr(metadata[key], "value", metadata[key])
+
+    outcome = JudgeOutcomeAgreement(wrong=int(value("judge_wrong_outcomes")),
+                                    wrong_called_right=int(value("judge_wrong_called_right")),
+                                    right=int(value("judge_right_outcomes")),
+                                    right_called_wrong=int(value("judge_right_called_wrong")))
+    band = JudgeOutcomeBand(warn_below=float(value("agreement_warn_below")),
+                            fail_below=float(value("agreement_fail_below")),
+                            min_solutions=int(value("agreement_min_solutions")))
+    return outcome, band
 
 
 class ConsensusAssetConfig(dg.Config):

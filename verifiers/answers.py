@@ -1,9 +1,10 @@
 """Final-answer grading: ``grade_answer(prediction, gold) -> bool | None`` with a hard time limit, and
 :func:`grade_verdicts`, the same as typed verdicts that say why a pair could not be graded.
 
-Plain numbers (GSM8K's ``1,234`` vs ``1234``, ``18.0`` vs ``18``) are compared in-process with exact
-rationals: that path is bounded by :data:`~verifiers.constants.MAX_NUMBER_DIGITS`. Everything else
-(fractions, LaTeX, sets/tuples, units) goes to Math-Verify in a worker of :mod:`verifiers.pool`, with
+Plain numbers (GSM8K's ``1,234`` vs ``1234``, ``18.0`` vs ``18``), with or without a unit word after them
+(``18 dollars`` vs ``18``, ``540 meters`` vs ``540``), are compared in-process with exact rationals: that path
+is bounded by :data:`~verifiers.constants.MAX_NUMBER_DIGITS`. Everything else (fractions, LaTeX, sets/tuples,
+units in LaTeX) goes to Math-Verify in a worker of :mod:`verifiers.pool`, with
 Math-Verify's own ``signal.alarm`` timeouts disabled (they fail off the main thread) and the pool's
 wall-clock limit in their place. Math-Verify hands only digit/operator strings to SymPy's
 ``parse_expr`` and reads everything else with its LaTeX grammar, so no model text is executed; what
@@ -23,6 +24,14 @@ from verifiers.verdict import StepVerdict
 __all__ = ["grade_answer", "grade_answers", "grade_in_process", "grade_verdicts"]
 
 _PLAIN_NUMBER = re.compile(r"-?\$?\s*(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
+# A unit after a plain number ("18 dollars", "540 square meters"): one to three words of letters, each after
+# required spaces, so the runs cannot trade characters. Words that change the value or make it an expression
+# are no units ("2 pi", "18 thousand", "3 and 4").
+_UNIT_SUFFIX = re.compile(r"(?:[ \t]++[A-Za-z]{2,}+){1,3}$")
+_NOT_UNITS = frozenset({"pi", "sqrt", "inf", "infinity", "and", "or", "times", "plus", "minus", "over", "divided",
+                        "by", "to", "of", "squared", "cubed", "mod", "factorial", "hundred", "thousand", "million",
+                        "billion", "trillion", "dozen", "half", "halves", "third", "thirds", "quarter", "quarters",
+                        "percent", "tenths", "hundredths"})
 _MATH_DELIMITED = re.compile(r"\$|\\\(|\\\[|\\boxed|\\fbox")
 # Plain-text spellings Math-Verify's LaTeX grammar would read as products of letters (pi -> p*i).
 _PLAIN_WORDS = (
@@ -34,8 +43,19 @@ _PLAIN_WORDS = (
 
 
 def _plain_number(text: str) -> Fraction | None:
+    """The value of a plain number, with or without a unit word after it (units are graded the same way on every
+    path: Math-Verify read "540 meters" as 540 but "18 dollars" as a product of letters).
+
+    >>> _plain_number("18 dollars"), _plain_number("1,234"), _plain_number("2 pi")
+    (Fraction(18, 1), Fraction(1234, 1), None)
+    """
     text = text.replace("\\$", "$").replace("\\!", "").strip().rstrip(".")
-    if len(text) > MAX_NUMBER_DIGITS or not _PLAIN_NUMBER.fullmatch(text):
+    if len(text) > MAX_NUMBER_DIGITS:
+        return None
+    unit = _UNIT_SUFFIX.search(text)
+    if unit and not _NOT_UNITS.intersection(unit.group(0).lower().split()):
+        text = text[: unit.start()]
+    if not _PLAIN_NUMBER.fullmatch(text):
         return None
     return Fraction(text.replace("$", "").replace(",", "").replace(" ", ""))
 

@@ -10,7 +10,10 @@ Items are sent to workers in chunks (one message per chunk, one small reply per 
 thousands of microsecond checks per second get through a pipe.
 
 Workers start with ``forkserver`` (safe from threaded parents), which re-imports the caller's
-``__main__``: scripts that use the pool need the usual ``if __name__ == "__main__":`` guard.
+``__main__``: scripts that use the pool need the usual ``if __name__ == "__main__":`` guard. Without it the
+script's pipeline call runs again inside the forkserver; :func:`refuse_reimported_main` stops it there with a
+message that says so (the pool, the generation backends and the pipeline entries call it), and a worker that
+dies before serving raises in the parent instead of turning every item into ``unverifiable``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 from verifiers.constants import DEFAULT_STEP_TIMEOUT_S
 from verifiers.verdict import StepVerdict
 
-__all__ = ["PoolConfig", "VerifierPool", "check_steps", "get_pool"]
+__all__ = ["PoolConfig", "VerifierPool", "check_steps", "get_pool", "refuse_reimported_main"]
 
 # Task name -> "module:function" run in the worker on each item. Any "module:function" also works.
 TASKS = {
@@ -59,6 +62,23 @@ class PoolConfig:
             raise ValueError(f"workers must be >= 1, got {self.workers}; use 1 for a serial pool")
         if self.chunk_size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {self.chunk_size}")
+
+
+MAIN_GUARD_FIX = ("put the script's pipeline call under `if __name__ == \"__main__\":` (multiprocessing's forkserver "
+                  "re-imports the main script in every worker process, so unguarded top-level code runs again there)")
+
+
+def refuse_reimported_main(what: str) -> None:
+    """Raise when called while multiprocessing re-imports the main script in a child process (forkserver or
+    spawn bootstrapping): the script runs ``what`` at import time, and would run it again in every worker.
+
+    >>> refuse_reimported_main("the pipeline")  # the main process: nothing to refuse
+    """
+    if getattr(mp.current_process(), "_inheriting", False):
+        script = getattr(sys.modules.get("__mp_main__"), "__file__", None) or "the main script"
+        raise RuntimeError(f"{what} started while multiprocessing re-imported {script} in a worker process: the "
+                           f"script runs it at import time and would launch it again in every worker; "
+                           f"{MAIN_GUARD_FIX}")
 
 
 def _failure(kind: str, reason: str) -> Any:
@@ -168,6 +188,7 @@ class VerifierPool:
     """
 
     def __init__(self, config: PoolConfig | None = None) -> None:
+        refuse_reimported_main("a verifier pool")
         self.config = config or PoolConfig()
         self._ctx = mp.get_context(self.config.start_method)
         self._workers: list[_Worker] = []
@@ -243,7 +264,14 @@ class VerifierPool:
         self._workers.remove(job.worker)
         self._workers.append(self._spawn())
         self.replaced += 1
-        if not job.ready:  # died or hung before its first item: a startup fault, not a hostile row
+        if not job.ready and reason == "worker crashed":  # died before serving: the environment, not a row
+            for worker in self._workers:
+                worker.kill()
+            self._workers = []
+            raise RuntimeError(f"a verifier pool worker ({self.config.start_method}) exited before serving any item, "
+                               f"so nothing can be verified. The usual cause: the main script runs at import time; "
+                               f"{MAIN_GUARD_FIX}. Otherwise read the worker's traceback above on stderr")
+        if not job.ready:  # hung while importing its task: a startup fault, not a hostile row
             for index in job.indices:
                 results[index] = _failure(kind, f"worker failed to start: {reason}")
         elif job.done < len(job.indices):

@@ -54,6 +54,8 @@ def rollout_rows(
     seed: int | None,
     max_tokens: int = 256,
     temperature: float = 1.0,
+    top_p: float = 1.0,
+    stop: Sequence[str] = (),
     answer_of: Callable[[str], str | None] = extract_answer,
 ) -> list[dict[str, Any]]:
     """``n`` rollouts per distinct prefix in one batched call; each row says whether it reached gold.
@@ -64,7 +66,7 @@ def rollout_rows(
     """
     targets = list({t.prefix_hash: t for t in reversed(targets)}.values())[::-1]  # first target per prefix
     completions = rollouts_from_prefixes(backend, [t.prefix for t in targets], n, max_tokens=max_tokens,
-                                         temperature=temperature, seed=seed)
+                                         temperature=temperature, top_p=top_p, stop=tuple(stop), seed=seed)
     rows: list[dict[str, Any]] = []
     grades: list[tuple[str | None, str]] = []
     for target, completion in zip(targets, completions, strict=True):

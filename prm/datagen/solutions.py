@@ -148,9 +148,12 @@ def sample_solution_rows(
     seed: int | None,
     max_tokens: int = 256,
     temperature: float = 1.0,
+    top_p: float = 1.0,
+    stop: Sequence[str] = (),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], SampleStats]:
-    """Sample ``n`` solutions per problem in one batched engine call and build their rows."""
+    """Sample ``n`` solutions per problem in one batched engine call and build their rows (``prompter`` carries
+    the prompt template; ``top_p`` and ``stop`` go to the backend as they are)."""
     completions = sample_solutions(backend, [prompter(p["question"]) for p in problems], n,
-                                   max_tokens=max_tokens, temperature=temperature, seed=seed)
+                                   max_tokens=max_tokens, temperature=temperature, top_p=top_p, stop=stop, seed=seed)
     return solution_rows(problems, completions, model=model, n=n, temperature=temperature, seed=seed,
                          prompt_version=prompter.version)

@@ -22,19 +22,30 @@ from prm.format.prm_input import (
     encode_steps,
     tag_ids,
 )
-from prm.format.prompts import PLAIN_PROMPT_SUFFIX, Prompter, format_prompt, prompt_version
+from prm.format.prompts import (
+    DEFAULT_TEMPLATE,
+    PLAIN_PROMPT_SUFFIX,
+    SEARCH_AND_LEARN_SYSTEM_PROMPT,
+    Prompter,
+    PromptTemplate,
+    format_prompt,
+    prompt_version,
+)
 from prm.format.steps import STEP_SEPARATOR, Segmented, from_spans, join_steps, segment, split_steps
 
 __all__ = [
     "CONVENTIONS",
     "CONVENTION_FILE",
+    "DEFAULT_TEMPLATE",
     "PLAIN_PROMPT_SUFFIX",
+    "SEARCH_AND_LEARN_SYSTEM_PROMPT",
     "STATUS_BY_CONVENTION",
     "STATUS_LABELED",
     "STATUS_UNVERIFIABLE",
     "STEP_SEPARATOR",
     "ContextOverflowError",
     "EncodedSteps",
+    "PromptTemplate",
     "Prompter",
     "Segmented",
     "StepTagConvention",

@@ -6,7 +6,8 @@ A completion (the text a model wrote after its prompt) is cut into steps; each s
 * steps are **paragraphs** (separated by a blank line) when the completion contains a blank line
   (MATH-style solutions), else **lines** (GSM8K, the policy, the generated tasks);
 * a step's span excludes the whitespace around it (``\\r`` of ``\\r\\n`` endings included);
-* a line or paragraph that only states the final answer (``Answer: 13``, ``#### 13``) is not a step;
+* a line or paragraph that only states the final answer (``Answer: 13``, ``#### 13``, ``The answer is 13.``) is
+  not a step: :func:`verifiers.extract.is_answer_line` owns that rule, beside the extractor that reads it;
 * past :data:`MAX_PIECES` lines or paragraphs, the rest of the completion is one last step.
 
 Every pattern is linear in the text, so segmentation is safe on hostile model output of any size.
@@ -22,6 +23,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from verifiers.extract import is_answer_line
+
 # The whitespace a step's span excludes (``str.strip``'s set, not regex ``\s``, which also holds Unicode spaces).
 _WHITESPACE = " \t\r\n\f\v"
 _NON_WS = r"[^ \t\r\n\f\v]"
@@ -32,13 +35,6 @@ _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
 # backtracking gives back the trailing whitespace of one step.
 _LINE_STEP = re.compile(rf"{_NON_WS}(?:[^\n]*{_NON_WS})?")
 _PARAGRAPH_STEP = re.compile(rf"{_NON_WS}(?:(?:[^\n]|\n(?![ \t\r\f\v]*+\n))*{_NON_WS})?")
-# A line (or paragraph) that only states the final answer is not a reasoning step. The quantifiers are
-# possessive, so no two runs of whitespace can trade characters (``answer\s*(?:is)?\s*[:=]`` backtracked
-# quadratically on "answer" followed by spaces: 20 s for 80k of them), and the pattern reads at most
-# :data:`_ANSWER_PREFIX_CHARS` characters of a step, since it only looks at its start.
-_ANSWER_ONLY = re.compile(r"(?i)(?:####|(?:final\s++)?answer\s*+(?:is\s*+)?[:=])")
-_ANSWER_PREFIX_CHARS = 64
-_ANSWER_FIRST_CHARS = frozenset("#aAfF")
 # Lines (or paragraphs) read one by one; whatever follows the last of them is one final step. A real solution
 # has tens of steps (a PRM scores at most ~1k), so only hostile text reaches it, and it keeps that text's cost
 # linear with a small constant instead of a Python object per one-character line.
@@ -118,14 +114,9 @@ def segment(text: str) -> Segmented:
         if i == MAX_PIECES:  # the rest is one last step: bounded work per completion, and no text dropped
             spans.append((m.start(), len(text.rstrip(_WHITESPACE))))
             break
-        if not _answer_only(text, *m.span()):
+        if not is_answer_line(text, *m.span()):
             spans.append(m.span())
     return Segmented(text, tuple(spans))
-
-
-def _answer_only(text: str, start: int, end: int) -> bool:
-    return text[start] in _ANSWER_FIRST_CHARS and bool(
-        _ANSWER_ONLY.match(text, start, min(end, start + _ANSWER_PREFIX_CHARS)))
 
 
 def from_spans(text: str, spans: Sequence[Span]) -> Segmented:

@@ -6,7 +6,7 @@ import functools
 import os
 from typing import Any
 
-from prm.format import Prompter
+from prm.format import DEFAULT_TEMPLATE, Prompter, PromptTemplate
 from prm.models.registry import resolve_model
 
 
@@ -18,7 +18,7 @@ def load_tokenizer(name: str) -> Any:
     return AutoTokenizer.from_pretrained(str(resolve_model(name)))
 
 
-def prompter_for(model: str | os.PathLike[str] | Any) -> Prompter:
+def prompter_for(model: str | os.PathLike[str] | Any, template: PromptTemplate = DEFAULT_TEMPLATE) -> Prompter:
     """:class:`prm.format.Prompter` for a model name or folder (its tokenizer through :func:`load_tokenizer`), or for
-    a tokenizer object as it is."""
-    return Prompter(load_tokenizer(str(model)) if isinstance(model, str | os.PathLike) else model)
+    a tokenizer object as it is, under ``template`` (system prompt and answer-format instruction)."""
+    return Prompter(load_tokenizer(str(model)) if isinstance(model, str | os.PathLike) else model, template)

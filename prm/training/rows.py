@@ -142,15 +142,30 @@ def class_counts(rows: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
 
 
 def check_both_classes(rows: Sequence[Mapping[str, Any]], what: str) -> None:
-    """Refuse training rows whose steps are all good or all bad: the PRM would learn a constant."""
+    """Refuse training rows whose steps are all good or all bad: the PRM would learn a constant. The message
+    names the cause each case has: all good means the policy never errs (make it err); all bad means no solution
+    reaches the gold answer (make it reach it: more sampling would not help).
+
+    >>> check_both_classes([{"labels": [False, False]}], "the train rows")
+    Traceback (most recent call last):
+    ...
+    ValueError: the train rows: all 2 step labels are bad, so a PRM would learn a constant: ...
+    """
     good, bad = class_counts(rows)
-    if not good or not bad:
-        only = "good" if good else "bad"
+    if good and bad:
+        return
+    if good:
         raise ValueError(
-            f"{what}: all {good + bad} step labels are {only}, so a PRM would learn a constant; add solutions "
-            "with the other class (sample at a higher temperature or on longer problems so the policy makes "
-            "mistakes) or choose a label method that finds both"
+            f"{what}: all {good} step labels are good, so a PRM would learn a constant: the policy never makes a "
+            "mistake on these problems; add solutions with mistakes (sample at a higher temperature or on longer "
+            "problems) or choose a label method that finds both"
         )
+    raise ValueError(
+        f"{what}: all {bad} step labels are bad, so a PRM would learn a constant: no solution or rollout reaches "
+        "the gold answer (or none has an answer the extractor reads); give the policy an answer-format "
+        "instruction (the prompt's `instruction`, e.g. 'End with: The answer is: <number>'), use a stronger "
+        "policy, or easier problems - a higher temperature will not help"
+    )
 
 
 def split_of(row: Mapping[str, Any]) -> str:

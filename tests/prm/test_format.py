@@ -32,7 +32,7 @@ COMPLETIONS = {
     "crlf": ("x = 1\r\ny = 2\r\n\r\nz = 3\r\n", ["x = 1\r\ny = 2", "z = 3"]),
     "crlf_lines": ("x = 1\r\ny = 2\r\n", ["x = 1", "y = 2"]),
     "math_paragraphs": ("We have $x^2 = 4$.\n\nSo\n$$x = \\pm 2.$$\n   \n\nThe answer is $\\boxed{2}$.",
-                        ["We have $x^2 = 4$.", "So\n$$x = \\pm 2.$$", "The answer is $\\boxed{2}$."]),
+                        ["We have $x^2 = 4$.", "So\n$$x = \\pm 2.$$"]),  # an answer paragraph is no step
     "blank_lines_with_spaces": ("First.\n \t\nSecond.\n\n\n\nThird.\n\n", ["First.", "Second.", "Third."]),
     "unicode": ("π ≈ 3.14159 → 3.14 ✓\nÅngström: 10⁻¹⁰ m 👍\n", ["π ≈ 3.14159 → 3.14 ✓", "Ångström: 10⁻¹⁰ m 👍"]),
     "combining": ("e\u0301 = é\n日本語の答え = 5\n", ["e\u0301 = é", "日本語の答え = 5"]),
@@ -156,3 +156,75 @@ def test_the_rollouts_asset_and_every_labeler_hash_the_same_prefixes(wh) -> None
 def test_a_folder_without_a_convention_names_the_known_ones(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"has no prm_convention\.json.*math-shepherd"):
         StepTagConvention.load(tmp_path)
+
+
+def test_default_template_keeps_the_embedded_policys_prompt_and_version() -> None:
+    """The char-level policy was trained on ``question + "\\n"``: the default template must not change a byte."""
+    from prm.format import DEFAULT_TEMPLATE, PromptTemplate
+    from prm.models import load_tokenizer
+
+    policy = load_tokenizer("arith-policy")
+    assert Prompter(policy)("12+7 =") == Prompter(policy, PromptTemplate())("12+7 =") == "12+7 =\n"
+    assert Prompter(policy, DEFAULT_TEMPLATE).version == "p1-plain"
+
+
+def test_a_template_goes_through_the_chat_template_and_into_the_version() -> None:
+    from prm.format import SEARCH_AND_LEARN_SYSTEM_PROMPT, PromptTemplate
+    from prm.models import load_tokenizer
+
+    smol = load_tokenizer("smollm2-135m-instruct")
+    bare = Prompter(smol)
+    template = PromptTemplate(system_prompt=SEARCH_AND_LEARN_SYSTEM_PROMPT, instruction="Answer with a number.")
+    templated = Prompter(smol, template)
+    text = templated("What is 2+3?")
+    assert text.startswith("<|im_start|>system\nSolve the following math problem efficiently and clearly")
+    assert "You are a helpful AI assistant named SmolLM" not in text  # the recipe's system turn replaces the default
+    assert "<|im_start|>user\nWhat is 2+3?\n\nAnswer with a number.<|im_end|>" in text
+    assert text.endswith("<|im_start|>assistant\n")
+    # the version names the chat template and the template: rows sampled under another prompt never mix
+    assert templated.version.startswith(bare.version + "-t") and templated.version != bare.version
+    other = Prompter(smol, PromptTemplate(instruction="Answer with a number!")).version
+    assert other != templated.version
+    with pytest.raises(ValueError, match="instruction is empty"):
+        PromptTemplate(instruction="  ")
+
+
+def test_the_solutions_asset_config_exposes_prompt_and_sampling_knobs() -> None:
+    """The names a recipe sets: generation sampling ``top_p``/``stop``, prompt ``system_prompt``/``instruction``."""
+    from assets.generation import SolutionsConfig
+
+    config = SolutionsConfig(top_p=0.9, stop=["\n\n\n"], system_prompt="Be brief.", instruction="End with 'X'.")
+    assert config.template().system_prompt == "Be brief." and config.template().instruction == "End with 'X'."
+    default = SolutionsConfig()
+    assert (default.top_p, default.stop, default.system_prompt, default.instruction) == (1.0, [], None, None)
+    assert default.template().is_default
+
+
+def test_rollouts_and_labelers_rebuild_the_solutions_prompt_from_the_materialization() -> None:
+    """A template set on `solutions` only: the later assets read it back from that partition's materialization."""
+    import json
+
+    import dagster as dg
+
+    from assets.generation import partition_prompter
+    from assets.partitions import partition_key
+    from prm.format import PromptTemplate
+
+    class Plain:
+        chat_template = None
+
+    key = partition_key("2026-11-20", "gsm8k")
+    template = {"system_prompt": None, "instruction": "End with: The answer is: <number>"}
+    with dg.DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("source", ["gsm8k", "other"])
+        for pk, meta in ((key, template), (partition_key("2026-11-20", "other"), {"system_prompt": "x",
+                                                                                   "instruction": None})):
+            instance.report_runless_asset_event(dg.AssetMaterialization(
+                asset_key="solutions", partition=str(pk), metadata={"prompt_template": json.dumps(meta)}))
+        context = dg.build_asset_context(instance=instance, partition_key=key)
+        prompter = partition_prompter(context, Plain())
+        fresh = dg.build_asset_context(instance=instance, partition_key=partition_key("2026-11-21", "gsm8k"))
+        default = partition_prompter(fresh, Plain())
+    assert prompter.template == PromptTemplate(**template)
+    assert prompter("2+3?") == "2+3?\n\nEnd with: The answer is: <number>\n"
+    assert default.version == "p1-plain"  # no solutions materialized for that partition: the bare prompt

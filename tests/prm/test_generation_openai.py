@@ -42,6 +42,7 @@ class _Misbehaving(http.server.BaseHTTPRequestHandler):
     """
 
     attempts: ClassVar[Counter[str]] = Counter()
+    payloads: ClassVar[list[dict]] = []  # every completion request as received
     lock = threading.Lock()
 
     def log_message(self, *args: object) -> None:  # keep pytest output clean
@@ -65,6 +66,7 @@ class _Misbehaving(http.server.BaseHTTPRequestHandler):
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         prompt, n = request["prompt"], request["n"]
         with self.lock:
+            self.payloads.append(request)
             self.attempts[prompt] += 1
             attempt = self.attempts[prompt]
         choices = [{"index": i, "text": f" {i}", "finish_reason": "stop"} for i in range(n)]
@@ -95,6 +97,7 @@ class _Misbehaving(http.server.BaseHTTPRequestHandler):
 def misbehaving() -> Iterator[str]:
     """The root URL of a :class:`_Misbehaving` server on 127.0.0.1, for the duration of a test."""
     _Misbehaving.attempts = Counter()
+    _Misbehaving.payloads = []
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Misbehaving)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -172,3 +175,24 @@ def test_sample_solutions_over_http(served: GenerationConfig) -> None:
     with make_backend(served) as backend:
         rows = sample_solutions(backend, ["3-7 =", "4*5 ="], n=2, max_tokens=6, seed=0)
     assert all(r.ok and r.total_completion_tokens >= 2 for r in rows)
+
+
+def test_prompt_template_top_p_and_stop_reach_the_server(misbehaving: str) -> None:
+    """The question used to go in bare, with no top_p and no stop sequences: the solutions' sampling path now sends
+    the recipe's instruction, top_p and stop strings, and the rows' prompt version names the template."""
+    from prm.datagen import sample_solution_rows
+    from prm.format import Prompter, PromptTemplate
+
+    class Plain:
+        chat_template = None
+
+    template = PromptTemplate(system_prompt="Be brief.", instruction="End with: The answer is: <number>")
+    config = GenerationConfig(backend="openai", base_url=f"{misbehaving}/v1", max_retries=0)
+    problems = [{"problem_id": "p", "question": "What is 2+3?", "gold_answer": "5"}]
+    with make_backend(config) as backend:
+        sols, _, _ = sample_solution_rows(backend, problems, Prompter(Plain(), template), model="fake", n=2, seed=0,
+                                          max_tokens=16, temperature=0.7, top_p=0.9, stop=("\n\n\n", "####"))
+    (sent,) = _Misbehaving.payloads
+    assert sent["prompt"] == "Be brief.\n\nWhat is 2+3?\n\nEnd with: The answer is: <number>\n"
+    assert (sent["top_p"], sent["stop"], sent["temperature"]) == (0.9, ["\n\n\n", "####"], 0.7)
+    assert {s["prompt_version"] for s in sols} == {f"p1-plain-t{template.digest()}"}

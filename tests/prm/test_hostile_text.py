@@ -53,8 +53,39 @@ def test_segment_and_extract_answer_are_linear_on_hostile_text(name: str) -> Non
 
 
 def test_answer_only_lines_are_still_recognised() -> None:
-    text = "4+9 = 13\nAnswer is: 13\nfinal  answer = 13\nThe answer: 13\n#### 13"
-    assert segment(text).steps == ("4+9 = 13", "The answer: 13")
+    text = "4+9 = 13\nAnswer is: 13\nfinal  answer = 13\nThe answer: 13\n#### 13\nAnswer the rest: 2+2 = 4"
+    assert segment(text).steps == ("4+9 = 13", "Answer the rest: 2+2 = 4")
+
+
+@pytest.mark.parametrize("ending", ["The answer is: 72", "The answer is 72.", "So the answer is 72.",
+                                    "**The final answer is $72$.**", "Therefore, the final answer is: $\\boxed{72}$."])
+def test_an_answer_line_is_never_a_step_with_or_without_a_colon(ending: str) -> None:
+    """The reward server scored "The answer is 72." as an extra step and "The answer is: 72" not (0.030 vs 0.530)."""
+    seg = segment(f"8*9 = 72\n{ending}")
+    assert seg.steps == ("8*9 = 72",)
+    assert extract_answer(seg.text) == "72"
+
+
+HOSTILE_ANSWER_IS = {
+    "answer_is_spaces_x": "the answer is" + " " * MB + "x",
+    "answer_spaces_is": "the answer" + " " * MB + "is 3",
+    "answer_is_colon_spaces": "answer is:" + " " * MB,
+    "dollars": "$" * MB,
+    "dollar_runs": "$ a " * (MB // 4),
+    "unclosed_dollar": "$" + "a" * MB,
+    "answer_is_repeated": "the answer is " * (MB // 14),
+    "digits_and_commas": "1," * (MB // 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_ANSWER_IS))
+def test_new_answer_patterns_are_linear_on_hostile_text(name: str) -> None:
+    text = HOSTILE_ANSWER_IS[name]
+    for fn in (segment, extract_answer, lambda t: extract_answer(t, last_number=True)):
+        start = time.process_time()
+        fn(text)
+        spent = time.process_time() - start
+        assert spent < CPU_BOUND_S, f"spent {spent:.2f} CPU s on {name}"
 
 
 @pytest.mark.parametrize("value", [12345, 1.5, b"Answer: 3", ["Answer: 3"]])

@@ -17,6 +17,14 @@ from verifiers import grade_answer, grade_answers, grade_verdicts
         ("1,234", "1234", True),
         ("18.0", "18", True),
         ("$18", "18", True),
+        # a unit word after a number grades the same whichever unit it is (Math-Verify alone: meters True,
+        # dollars False)
+        ("18 dollars", "18", True),
+        ("540 meters", "540", True),
+        ("12 square meters", "12", True),
+        ("18 dollars", "19", False),
+        ("2 pi", "2", False),  # not units: they change the value
+        ("18 thousand", "18", False),
         ("-5", "-5.00", True),
         ("17", "18", False),
         ("0.3333", "1/3", False),

@@ -84,3 +84,31 @@ def test_pool_works_from_python_c_and_stdin_scripts() -> None:
     for args, stdin in (([sys.executable, "-c", code], None), ([sys.executable, "-"], code)):
         proc = subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=120)
         assert proc.stdout.strip() == "['correct', 'incorrect']", proc.stderr[-1500:]
+
+
+GUARD_SCRIPT = """
+import sys
+from verifiers import check_steps
+print("RUN", flush=True)
+{body}
+"""
+
+
+def test_a_script_without_a_main_guard_fails_with_the_fix(tmp_path: Path) -> None:
+    """The forkserver re-imports the main script: unguarded, its pipeline call ran again in the forkserver and the
+    parent got `unverifiable` for every item and exit code 0; now both say to add the guard and the run fails."""
+    import subprocess
+
+    call = "print([v.status for v in check_steps(['2+2=4', '2+2=5'])], flush=True)"
+    unguarded, guarded = tmp_path / "unguarded.py", tmp_path / "guarded.py"
+    unguarded.write_text(GUARD_SCRIPT.format(body=call))
+    guarded.write_text(GUARD_SCRIPT.format(body=f"if __name__ == '__main__':\n    {call}"))
+    bad = subprocess.run([sys.executable, str(unguarded)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert bad.returncode != 0
+    assert "put the script's pipeline call under `if __name__ == \"__main__\":`" in bad.stderr
+    assert f"re-imported {unguarded}" in bad.stderr  # the child names the script it is re-running
+    assert "unverifiable" not in bad.stdout
+    good = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    # Guarded, the re-import prints RUN again (top-level code) but runs no pipeline call.
+    assert good.returncode == 0 and good.stdout.splitlines()[-1] == "['correct', 'incorrect']", good.stderr
+    assert good.stdout.count("['correct'") == 1

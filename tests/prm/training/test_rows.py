@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from prm.training.rows import check_rows, locate_rows
+from prm.training.rows import check_both_classes, check_rows, locate_rows
 
 GOOD = {"prompt": "2+3 =", "completions": ["2+3 = 5"], "labels": [True]}
 
@@ -70,3 +70,15 @@ def test_parquet_rows_are_located_by_row(tmp_path: Path) -> None:
     rows, where = locate_rows(path)
     with pytest.raises(ValueError, match=rf"^{re.escape(str(path))} row 1: completions\[0\] is whitespace only"):
         check_rows(rows, "hard", where)
+
+
+def test_one_class_errors_name_their_real_cause() -> None:
+    """All-bad labels come from a policy that never reaches the gold answer: the old message advised sampling at a
+    higher temperature, which makes that worse; now it names the cause and the fixes."""
+    with pytest.raises(ValueError, match="all 3 step labels are bad") as bad:
+        check_both_classes([{"labels": [False, False]}, {"labels": [0.1]}], "the train rows")
+    assert "reaches the gold answer" in str(bad.value) and "answer-format instruction" in str(bad.value)
+    assert "stronger policy" in str(bad.value) and "sample at a higher temperature" not in str(bad.value)
+    with pytest.raises(ValueError, match="all 2 step labels are good") as good:
+        check_both_classes([{"labels": [True, 0.9]}], "the train rows")
+    assert "sample at a higher temperature" in str(good.value)
