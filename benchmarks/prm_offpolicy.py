@@ -7,9 +7,10 @@ PRM on one label method (``--method``), then reports on the **validation** split
 ProcessBench F1 at the threshold validation chooses, step sensitivity on sibling steps, and the off-policy
 perturbation suite (:mod:`prm.evaluation.perturbations`: detection per wrong kind, right steps at or above the
 threshold); and on the test sets, through :func:`prm.evaluation.folder.evaluate_folder`, the same figures with
-95% intervals over problems. ``--score-floors`` also re-scores the plain recipe's PRMs with a reference floor
-applied at scoring time only (no retraining). The issue's example ("Zoe starts with 7 points...") is scored by
-every PRM. Each result is one JSON line; the last line is the summary with the recipe validation chooses.
+95% intervals over problems, for the recipe validation chooses and the first one only. ``--score-floors`` also
+re-scores the plain recipe's PRMs with a reference floor applied at scoring time only (no retraining). The issue's
+example ("Zoe starts with 7 points...") is scored by every PRM. Each result is one JSON line; the summary line
+names the recipe validation chooses; the test figures follow.
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ def main() -> None:
     sets = split_test_sets(heldout["test"], args.train_max_steps)
     ts = build_training_set(con, data)
     summary: dict[str, list[dict]] = {}
+    folders: dict[str, list[Path]] = {}
     for spec in args.variants:
         name, fields = _variant(spec)
         for seed in args.seeds:
@@ -121,15 +123,16 @@ def main() -> None:
             config = replace(PRMTrainConfig(**steps, eval_steps=10_000, save_steps=10_000), seed=seed, **fields)
             folder = root / "offpolicy" / name / f"seed{seed}"
             started = time.perf_counter()
-            train_prm(ts, folder, config)
+            card = folder / "prm_card.json"
+            if not card.is_file() or json.loads(card.read_text())["config"] != config.to_dict():
+                train_prm(ts, folder, config)  # a folder already trained with this config is reused
             trained = time.perf_counter() - started
             scorer = load_prm(folder)
             row = {"variant": name, "seed": seed, "fields": fields, "train_s": round(trained, 1),
                    **val_figures(scorer, heldout["val"]), "zoe": zoe_scores(scorer)}
-            ev = evaluate_folder(folder, heldout, args.method, baselines=False, test_sets=sets)
-            row["test"] = test_figures(ev.rows, ev.model)
             _emit(row)
             summary.setdefault(name, []).append(row)
+            folders.setdefault(name, []).append(folder)
             if args.score_floors and spec == args.variants[0]:
                 for floor in args.score_floors:
                     scorer.ref_floor = floor
@@ -145,8 +148,13 @@ def main() -> None:
               "val_right_at_or_above_threshold": mean(rows, "val_right_at_or_above_threshold")}
              for name, rows in summary.items()]
     # Validation chooses: the worst perturbation kind's detection first (the hole this ablation closes), then F1.
-    best = max(table, key=lambda r: (round(r["val_worst_detection"] or 0, 2), r["val_f1"] or 0))
-    _emit({"summary": table, "chosen_on_validation": best["variant"]})
+    best = max(table, key=lambda r: (round(r["val_worst_detection"] or 0, 2), r["val_f1"] or 0))["variant"]
+    _emit({"summary": table, "chosen_on_validation": best})
+    # Test figures only for the recipe validation chose and the first (the plain recipe), never to choose.
+    for name in dict.fromkeys([_variant(args.variants[0])[0], best]):
+        for folder in folders[name]:
+            ev = evaluate_folder(folder, heldout, args.method, baselines=False, test_sets=sets)
+            _emit({"variant": name, "folder": str(folder), "test": test_figures(ev.rows, ev.model)})
 
 
 if __name__ == "__main__":

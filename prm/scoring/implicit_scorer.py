@@ -52,14 +52,18 @@ def implicit_step_readings(model: Any, ref: Any, tokenizer: Any, items: Sequence
     """Per solution, per step: its reward ``beta * sum log(pi / max(pi_ref, ref_floor))`` over the step's tokens,
     and the mean log-probability the reference gives those tokens (how far the step is from what the policy
     writes: :func:`off_policy`)."""
-    out: list[list[tuple[float, float]]] = []
     encoded = [encode_solution(tokenizer, q, steps) for q, steps in items]
+    # Batches of similar lengths: a batch is padded to its longest item, so one long solution among short ones
+    # would make every item in its batch cost as much as it does.
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].input_ids))
+    out: list[list[tuple[float, float]]] = [[] for _ in encoded]
     with torch.inference_mode():
-        for i in range(0, len(encoded), batch_size):
-            chunk = encoded[i: i + batch_size]
-            for e, a, b in zip(chunk, token_logprobs(model, chunk), token_logprobs(ref, chunk), strict=True):
+        for i in range(0, len(order), batch_size):
+            chunk = [encoded[j] for j in order[i: i + batch_size]]
+            for j, e, a, b in zip(order[i: i + batch_size], chunk, token_logprobs(model, chunk),
+                                  token_logprobs(ref, chunk), strict=True):
                 ratio = token_log_ratios(a, b, ref_floor)
-                out.append([(beta * float(ratio[s:t].sum()), float(b[s:t].mean())) for s, t in e.spans])
+                out[j] = [(beta * float(ratio[s:t].sum()), float(b[s:t].mean())) for s, t in e.spans]
     return out
 
 
@@ -81,6 +85,19 @@ def off_policy(ref_mean_logprob: float, limit: float | None) -> bool | None:
     return None if limit is None else ref_mean_logprob < limit
 
 
+def sigmoid(x: float) -> float:
+    """The logistic function without overflow: a step reward below -709 (a very long wrong step) is 0.0, not an
+    OverflowError.
+
+    >>> sigmoid(0.0), sigmoid(-1000.0), sigmoid(1000.0)
+    (0.5, 0.0, 1.0)
+    """
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
 def implicit_scores(rewards: Sequence[Sequence[float]], how: str) -> list[list[float]]:
     """P(good)-like scores: sigmoid of each step's reward (``step``) or of the running sum (``prefix``).
 
@@ -95,7 +112,7 @@ def implicit_scores(rewards: Sequence[Sequence[float]], how: str) -> list[list[f
         for r in steps:
             running += r
             x = r if how == "step" else running
-            scores.append(1.0 / (1.0 + math.exp(-x)))
+            scores.append(sigmoid(x))
         out.append(scores)
     return out
 
