@@ -19,7 +19,7 @@ STAMP := $(VENV)/.installed
 PACKAGES_FILE := $(VENV)/.packages
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test lint ui bench venv clean-data chromium policy judge flywheel gpu-check FORCE
+.PHONY: demo run test lint ui bench venv clean-data chromium policy judge flywheel gpu-check FORCE
 
 # Rewritten only when the package choice changes, so $(STAMP) reinstalls exactly then.
 $(PACKAGES_FILE): FORCE
@@ -42,6 +42,14 @@ venv: $(STAMP)
 demo: $(STAMP)
 	mkdir -p $(DAGSTER_HOME)
 	$(PY) -m pipelines.demo
+
+# One recipe end to end (docs/recipes.md), e.g. `make run RECIPE=recipes/smollm2-gsm8k.yaml SET="dataset.limit=8"`:
+# each word of SET is one `--set section.field=value` override.
+RECIPE ?= recipes/default.yaml
+SET ?=
+run: $(STAMP)
+	mkdir -p $(DAGSTER_HOME)
+	$(PY) -m pipelines.cli run $(RECIPE) $(foreach s,$(SET),--set $(s))
 
 test: $(STAMP) chromium
 	$(VENV)/bin/ruff check .

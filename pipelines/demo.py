@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
 
 # (asset, metadata key, title): the tables the model half prints, in the order of its runs.
 MODEL_TABLES = (
-    ("prm_evaluation", "evaluation", "PRM (OmegaPRM labels) on held-out solutions"),
+    ("prm_evaluation", "evaluation", "the PRM on held-out solutions (its label method in the table)"),
     ("prm_evaluation", "step_sensitivity", "its step sensitivity (right vs wrong sibling steps, 95% interval)"),
     ("prm_evaluation", "off_policy", "steps its policy would not write: a right step replaced by a wrong one of each "
                                      "kind, scored below the right step (detection) and below the threshold"),

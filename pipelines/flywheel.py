@@ -13,9 +13,12 @@ import sys
 import dagster as dg
 
 from assets.partitions import ROUNDS
-from pipelines.demo import _execute, _say
 from pipelines.instance import ensure_dagster_home
+from pipelines.recipe import RecipeError, load_recipe
 from pipelines.recovery import release_dead_runs
+from pipelines.runner import execute as _execute
+from pipelines.runner import merge
+from pipelines.runner import say as _say
 from pipelines.schedules import next_round
 from warehouse import Warehouse, connect
 
@@ -50,8 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=1, help="rounds to run now")
     p.add_argument("--config", default=None, help="a JSON run config, e.g. resources.flywheel.config overrides")
+    p.add_argument("--recipe", default=None, help="a recipe (recipes/*.yaml): round 0 samples its policy")
     args = p.parse_args(argv)
-    results = run(args.rounds, json.loads(args.config) if args.config else None)
+    try:
+        from_recipe = load_recipe(args.recipe).to_run_config("flywheel") if args.recipe else None
+    except RecipeError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    results = run(args.rounds, merge(from_recipe, json.loads(args.config) if args.config else None))
     for name, kind, k, version, parent, *_ in connect(Warehouse().root).execute(LINEAGE_SQL).fetchall():
         print(f"{kind:6} {name:22} round {k}  {version}  <- {parent}")
     return 0 if results and all(r.success for r in results) else 1

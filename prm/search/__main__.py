@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from prm.models.constants import ARITH_POLICY_NAME
 from prm.search.methods import SEARCH_METHODS
@@ -55,6 +57,44 @@ def policy_of(prm_folder: str | Path) -> str:
     return base if isinstance(base, str) and base else ARITH_POLICY_NAME
 
 
+def _first_line(err: BaseException) -> str:
+    """An error as one line: engine errors append their log after the first line."""
+    text = str(err).strip() or type(err).__name__
+    return text.splitlines()[0]
+
+
+def _load(load_prm: Callable[[str], Any], folder: str) -> Any:
+    """``load_prm(folder)``; a folder that does not load (no weights, a truncated safetensors file, a config that
+    is not JSON) is a ValueError that names it and says what to do, not a library traceback."""
+    try:
+        return load_prm(folder)
+    except (ValueError, FileNotFoundError):
+        raise
+    except Exception as err:  # safetensors, torch and transformers each raise their own types for a broken folder
+        raise ValueError(f"PRM folder {folder} does not load ({type(err).__name__}: {_first_line(err)}); retrain it "
+                         "(python -m prm.training train ...) or point --prm at a complete folder") from None
+
+
+def check_hub_id_available(repo_id: str) -> None:
+    """Refuse a hub id that is neither in the local Hugging Face cache nor downloadable (offline), before an
+    engine starts on it (vLLM's worker would die on it with a traceback in its log). Offline means
+    ``HF_HUB_OFFLINE`` is set, as this project's machines run: ``HF_HUB_OFFLINE=1 python -m prm.search run --policy
+    org/name ...`` then ends with "Error: model 'org/name' is not in the local Hugging Face cache ...".
+    """
+    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub.constants import HF_HUB_OFFLINE
+
+    if isinstance(try_to_load_from_cache(repo_id, "config.json"), str):
+        return
+    import os
+
+    offline = HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+    if offline:
+        raise ValueError(f"model {repo_id!r} is not in the local Hugging Face cache and this run is offline "
+                         "(HF_HUB_OFFLINE); download it where there is network (huggingface-cli download "
+                         f"{repo_id}), pass a local folder, or use a registered model such as {ARITH_POLICY_NAME!r}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -62,23 +102,25 @@ def main(argv: list[str] | None = None) -> int:
         from prm.models import resolve_model
         from prm.scoring import load_prm
         from prm.search.config import SearchConfig
-        from prm.search.run import heldout_problems, search_problems, warehouse_problems
+        from prm.search.run import check_problem_count, heldout_problems, search_problems, warehouse_problems
         from warehouse import default_root
 
-        if args.problems < 1:
-            raise ValueError(f"--problems {args.problems}: search at least one problem")
+        check_problem_count(args.problems)
         config = SearchConfig(n=args.n, m=args.m, aggregation=args.aggregation, token_budget=args.budget,
                               seed=args.seed)
         if args.source:
             problems = warehouse_problems(args.warehouse or default_root(), args.problems, source=args.source)
         else:
             problems = heldout_problems(args.problems, args.seed)
-        scorer = load_prm(args.prm)
         policy = args.policy or policy_of(args.prm)
-        with make_backend(GenerationConfig(model=resolve_model(policy), seed=args.seed)) as backend:
+        model = resolve_model(policy)
+        if isinstance(model, str):
+            check_hub_id_available(model)
+        scorer = _load(load_prm, args.prm)
+        with make_backend(GenerationConfig(model=model, seed=args.seed)) as backend:
             summary = search_problems(args.method, problems, backend, scorer, config)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"Error: {err}", file=sys.stderr)
+    except (ValueError, OSError, RuntimeError) as err:  # OSError: FileNotFoundError; RuntimeError: the engine died
+        print(f"Error: {_first_line(err)}", file=sys.stderr)
         return 1
     print(json.dumps(summary.as_dict()))
     return 0

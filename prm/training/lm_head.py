@@ -22,10 +22,10 @@ from prm.export.encodable import dumps_strict
 from prm.export.io import atomic_write_text
 from prm.format import CONVENTION_FILE
 from prm.scoring.base import context_of
-from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE, implicit_step_rewards
+from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE, implicit_step_readings, implicit_step_rewards
 from prm.scoring.reading import encode_solution
 from prm.training.config import PRMTrainConfig
-from prm.training.constants import CARD_FILE, SOFT_THRESHOLD
+from prm.training.constants import CARD_FILE, OOD_MARGIN, OOD_QUANTILE, OOD_ROWS, SOFT_THRESHOLD
 from prm.training.implicit import Fitted, ImplicitPRMConfig, fit_implicit, save_implicit
 from prm.training.rows import check_both_classes, class_counts, split_of
 
@@ -47,6 +47,41 @@ def reference_of(base_model: str) -> str:
     return base_model
 
 
+# Share of train rows longer than the backbone's context above which training is refused: past it the PRM would
+# learn from a biased remainder (the shortest solutions), and a one-class error would blame the labels. A few long
+# outliers stay a warning: the arith-policy backbone on SmolLM2's GSM8K solutions drops most rows, not a fifth.
+MAX_OVERFLOW_SHARE = 0.2
+
+
+def check_fits_context(train_rows: Sequence[Mapping[str, Any]], kept_train: Sequence[Mapping[str, Any]],
+                       skipped: Mapping[str, int], limit: int, base_model: str) -> None:
+    """Refuse, before training, a backbone too small for the data: more than MAX_OVERFLOW_SHARE of the train rows
+    over its ``limit``-token context, or the overflow leaving one class where the rows had both.
+
+    >>> rows = [{"labels": [True]}, {"labels": [False]}]
+    >>> check_fits_context(rows, rows, {"train": 0, "val": 0}, 1024, "arith-policy")
+    >>> check_fits_context(rows, rows[:1], {"train": 1, "val": 0}, 1024, "arith-policy")
+    Traceback (most recent call last):
+    ...
+    ValueError: PRM backbone 'arith-policy' is too small for these solutions: 1 of 2 train rows (and 0 val rows) ...
+    """
+    over = skipped.get("train", 0)
+    if not over:
+        return
+    good, bad = class_counts(kept_train)
+    all_good, all_bad = class_counts(train_rows)
+    lost_class = (not good or not bad) and all_good > 0 and all_bad > 0
+    if over / max(len(train_rows), 1) <= MAX_OVERFLOW_SHARE and kept_train and not lost_class:
+        return
+    raise ValueError(
+        (f"no train rows fit the {limit}-token context: " if not kept_train else "")
+        + f"PRM backbone {base_model!r} is too small for these solutions: {over} of {len(train_rows)} train rows "
+        f"(and {skipped.get('val', 0)} val rows) are longer than its {limit}-token context and would be dropped"
+        + (", taking every " + ("bad" if all_bad and not bad else "good") + " step with them" if lost_class else "")
+        + "; train on a backbone with a longer context (prm_model.base_model, or the recipe's prm.base_model: by "
+        "default the recipe's policy), or shorten the solutions (sampling.max_tokens)")
+
+
 def _fits(rows: Sequence[Mapping[str, Any]], tokenizer: Any, limit: int | None) -> tuple[list, int]:
     """The rows whose prompt and steps fit ``limit`` tokens, and how many did not (skipped, never cut)."""
     kept = [r for r in rows if limit is None or len(encode_solution(tokenizer, r["prompt"], r["completions"])
@@ -58,12 +93,14 @@ def _triples(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str], li
     return [(r["prompt"], list(r["completions"]), [float(x) for x in r["labels"]]) for r in rows]
 
 
-def _val_metrics(fitted: Fitted, rows: Sequence[Mapping[str, Any]], beta: float) -> dict[str, float]:
+def _val_metrics(fitted: Fitted, rows: Sequence[Mapping[str, Any]], beta: float, ref_floor: float | None = None
+                 ) -> dict[str, float]:
     """BCE, step accuracy and step AUC of the trained PRM on (up to ``VAL_ROWS_SCORED``) val rows."""
     rows = list(rows)[:VAL_ROWS_SCORED]
     with torch.inference_mode():
         rewards = implicit_step_rewards(fitted.model, fitted.ref, fitted.tokenizer,
-                                        [(r["prompt"], list(r["completions"])) for r in rows], beta=beta)
+                                        [(r["prompt"], list(r["completions"])) for r in rows], beta=beta,
+                                        ref_floor=ref_floor)
     logits = [x for steps in rewards for x in steps]
     labels = [float(x) for r in rows for x in r["labels"]]
     loss = torch.nn.functional.binary_cross_entropy_with_logits(torch.tensor(logits), torch.tensor(labels))
@@ -74,6 +111,17 @@ def _val_metrics(fitted: Fitted, rows: Sequence[Mapping[str, Any]], beta: float)
     if auc is not None:
         metrics["eval_step_auc"] = auc
     return metrics
+
+
+def ood_limit(fitted: Fitted, rows: Sequence[Mapping[str, Any]]) -> float | None:
+    """The off-policy limit on a step's mean reference log-probability, measured on the train rows: their steps'
+    OOD_QUANTILE quantile less OOD_MARGIN (None without steps)."""
+    rows = list(rows)[:OOD_ROWS]
+    with torch.inference_mode():
+        readings = implicit_step_readings(fitted.model, fitted.ref, fitted.tokenizer,
+                                          [(r["prompt"], list(r["completions"])) for r in rows], beta=1.0)
+    values = sorted(lp for steps in readings for _, lp in steps)
+    return round(values[int(OOD_QUANTILE * (len(values) - 1))] - OOD_MARGIN, 4) if values else None
 
 
 def train_lm_head(rows: Sequence[Mapping[str, Any]], out: Path, config: PRMTrainConfig, *,
@@ -99,26 +147,25 @@ def train_lm_head(rows: Sequence[Mapping[str, Any]], out: Path, config: PRMTrain
         kept[split], skipped[split] = _fits(split_rows, tokenizer, limit)
     if skipped["train"] + skipped["val"]:
         log.warning("LM-head PRM: skipped %s rows longer than the %s-token context", skipped, limit)
-    if not kept["train"]:
-        raise ValueError(f"no train rows fit the {limit}-token context ({skipped['train']} skipped); shorten them, "
-                         "or raise PRMTrainConfig.max_length on a backbone with a longer context")
+    check_fits_context(by_split["train"], kept["train"], skipped, limit, config.base_model)
     check_both_classes(kept["train"], "the train rows")
     steps = config.max_steps if config.max_steps > 0 else math.ceil(
         config.num_epochs * len(kept["train"]) / config.batch_size)
     recipe = ImplicitPRMConfig(base_model=config.base_model, labels="step", beta=config.beta,
                                learning_rate=config.learning_rate, weight_decay=config.weight_decay, max_steps=steps,
                                batch_size=config.batch_size, seed=config.seed, torch_threads=config.torch_threads,
-                               warmup_steps=config.warmup_steps, reference=reference_of(config.base_model))
+                               warmup_steps=config.warmup_steps, reference=reference_of(config.base_model),
+                               ref_floor=config.ref_floor, negatives=config.negatives)
     fitted = fit_implicit(_triples(kept["train"]), recipe, progress=log.info)
     final = {"train_loss": fitted.loss_history[-1][1] if fitted.loss_history else float("nan"),
              "train_runtime_s": fitted.seconds,
              "train_tokens_per_s": fitted.train_tokens / fitted.seconds if fitted.seconds else 0.0}
     if kept["val"]:
-        final.update(_val_metrics(fitted, kept["val"], config.beta))
+        final.update(_val_metrics(fitted, kept["val"], config.beta, config.ref_floor))
     out.mkdir(parents=True, exist_ok=True)
     (out / CARD_FILE).unlink(missing_ok=True)  # a folder with a card is complete; the card goes last
     (out / CONVENTION_FILE).unlink(missing_ok=True)  # an earlier classification head's: load_prm would read it
-    save_implicit(fitted, out, recipe)
+    save_implicit(fitted, out, recipe, ood_ref_logprob=ood_limit(fitted, kept["train"]))
     counts = {s: class_counts(kept[s]) for s in ("train", "val")}
     card = {
         "head": "lm", "base_model": config.base_model, "base_model_version": model_version(config.base_model),

@@ -40,7 +40,7 @@ from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE
 from prm.training.config import PRMTrainConfig
 from prm.training.constants import CARD_FILE, CHECKPOINT_DIR, CONVENTION_NAME, IGNORE_INDEX, META_FILE, SPLITS
 from prm.training.data import TrainingSet
-from prm.training.lm_head import train_lm_head
+from prm.training.lm_head import check_fits_context, train_lm_head
 from prm.training.model import (
     CONVENTION,
     PadCollator,
@@ -274,10 +274,8 @@ def _train(source: _Source, out: Path, config: PRMTrainConfig, resume: bool) -> 
     model, tokenizer = load_backbone(config)
     max_length = context_length(model, config)
     encoded = _encode(source.rows, tokenizer, config, max_length)
-    if not encoded.examples["train"]:
-        raise ValueError(f"no train rows fit the {max_length}-token context ({encoded.skipped['train']} skipped, "
-                         f"{len(source.rows)} rows in all); shorten them, or raise PRMTrainConfig.max_length on a "
-                         "backbone with a longer context")
+    check_fits_context([r for r in source.rows if split_of(r) == "train"], encoded.rows["train"], encoded.skipped,
+                       max_length, config.base_model)
     check_both_classes(encoded.rows["train"], "the train rows")
     has_val = bool(encoded.examples["val"])
     args = _training_args(out, config, has_val)

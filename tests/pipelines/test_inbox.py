@@ -8,10 +8,17 @@ import json
 import dagster as dg
 
 from assets.partitions import partition_key, register_sources
+from assets.resources import GenerationResource
 from pipelines.definitions import defs
 from pipelines.sensors import inbox_sensor
 from prm.tasks.sources import scan_inbox
 from warehouse import connect
+
+
+def _tick(instance, resource, cursor: str | None = None) -> dg.SensorResult:
+    resources = {"warehouse": resource, "generation": GenerationResource()}
+    with dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources) as context:
+        return inbox_sensor(context)
 
 
 def test_the_sensor_survives_a_dangling_symlink_and_refuses_a_builtin_name(instance, resource) -> None:
@@ -19,7 +26,8 @@ def test_the_sensor_survives_a_dangling_symlink_and_refuses_a_builtin_name(insta
     (inbox / "gone.jsonl").symlink_to(inbox / "deleted.jsonl")  # used to crash every tick
     (inbox / "arith.jsonl").write_text(json.dumps({"question": "q", "answer": "#### 1"}) + "\n")
     (inbox / "mine.jsonl").write_text(json.dumps({"question": "q", "answer": "#### 1"}) + "\n")
-    first = inbox_sensor(dg.build_sensor_context(instance=instance, resources={"warehouse": resource}))
+    (inbox / "mine.yaml").write_text("policy: {model: smollm2-135m-instruct}\n")  # its recipe (pipelines.inbox)
+    first = _tick(instance, resource)
     today = dt.datetime.now(dt.UTC).date().isoformat()
     assert [r.partition_key for r in first.run_requests] == [partition_key(today, "mine")]
     assert first.dynamic_partitions_requests[0].partition_keys == ["arith", "logic", "mine"]
@@ -31,8 +39,7 @@ def test_the_sensor_survives_a_dangling_symlink_and_refuses_a_builtin_name(insta
 
     # A tick that requests nothing says why the remaining files are not used.
     instance.add_dynamic_partitions("source", ["arith", "logic", "mine"])
-    second = inbox_sensor(dg.build_sensor_context(instance=instance, cursor=first.cursor,
-                                                  resources={"warehouse": resource}))
+    second = _tick(instance, resource, first.cursor)
     assert second.run_requests == []
     reason = second.skip_reason.skip_message
     assert "arith.jsonl" in reason and "arith_data.jsonl" in reason and "gone.jsonl" in reason

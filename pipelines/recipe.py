@@ -1,0 +1,397 @@
+"""The recipe: one YAML file that says dataset, policy, prompt, sampling, labels, PRM, RL and search.
+
+This module owns the schema. A recipe becomes the Dagster run config of each job with
+:meth:`Recipe.to_run_config` (the assets' ``dg.Config`` classes stay the single owners of the knobs and their
+defaults: a field left out of the recipe is left out of the run config). ``prm-pipeline run RECIPE`` runs it, and
+``<source>.yaml`` beside an inbox file attaches it to the sensor's and the schedule's runs (docs/recipes.md).
+
+>>> recipe = parse_recipe({"policy": {"model": "smollm2-135m-instruct"}, "sampling": {"n": 2}})
+>>> recipe.to_run_config("refresh")["ops"]["solutions"]["config"]
+{'n_samples': 2}
+>>> recipe.to_run_config("prm")["ops"]["prm_model"]["config"]["base_model"]
+'smollm2-135m-instruct'
+>>> parse_recipe({"sampling": {"temprature": 0.7}})
+Traceback (most recent call last):
+...
+pipelines.recipe.RecipeError: recipe: sampling.temprature is not a recipe field; sampling takes ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from prm.models.constants import ARITH_POLICY_NAME
+from prm.tasks.sources import BUILTIN_SOURCES, is_source_name
+from warehouse.config import PROJECT_ROOT
+from warehouse.methods import LABEL_SOURCES
+
+# The asset each recipe label method materializes (the refresh job's labelers).
+LABEL_ASSETS: dict[str, str] = {"mc": "mc_labels", "omegaprm": "omegaprm_labels", "progress": "progress_labels",
+                                "formal": "formal_verifications", "judge": "judgments", "consensus": "consensus_labels"}
+# The labelers that continue step prefixes with the policy (and so read the rollouts asset's cache).
+ROLLOUT_LABELERS = ("mc", "omegaprm", "progress")
+# The dataset fields a mapping may rename (prm.tasks.datasets reads these names).
+DATASET_FIELDS = ("question", "answer", "solution")
+DATASET_ORDERS = ("file", "shortest")
+JOBS = ("refresh", "prm", "rl", "search", "flywheel")
+
+
+class RecipeError(ValueError):
+    """A recipe that cannot run: what is wrong, why, and what to write instead."""
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """Where the problems come from: a built-in source, or a GSM8K/MATH-style file."""
+
+    path: str | None = None  # .jsonl/.json/.parquet; a relative path is read from the project root
+    source: str | None = None  # the partition's source name; default: the file's stem, or "arith" with no path
+    limit: int | None = None  # rows read from the file (the problems asset's limit)
+    fields: tuple[tuple[str, str], ...] = ()  # (GSM8K/MATH name, the file's name), e.g. (("question", "prompt"),)
+    # "file": rows in the file's order; "shortest": the shortest problems (question + gold solution) first, so a
+    # small limit takes the easiest ones (a smoke test of a small model)
+    order: str = "file"
+
+    def source_name(self) -> str:
+        return self.source or (Path(self.path).stem if self.path else "arith")
+
+    def file(self) -> Path | None:
+        """The dataset file, a relative path taken from the project root."""
+        if self.path is None:
+            return None
+        path = Path(self.path).expanduser()
+        return path if path.is_absolute() else (PROJECT_ROOT / path).resolve()
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """The model that writes solutions and rollouts (and, unless set otherwise, the PRM backbone and RL policy)."""
+
+    model: str = ARITH_POLICY_NAME  # a registered name, a local HF folder, or a hub id (prm.models.resolve_model)
+    backend: str | None = None  # "vllm" (local engine) or "openai" (a server); None: the resource's default
+    base_url: str | None = None  # backend "openai" only
+    max_model_len: int | None = None  # question + solution tokens the engine holds
+    kv_cache_gib: float | None = None
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """What the policy reads around the question; None: the policy's own template."""
+
+    system_prompt: str | None = None
+    instruction: str | None = None  # the answer-format instruction after the question
+
+
+@dataclass(frozen=True)
+class SamplingSpec:
+    """How solutions are sampled; rollouts share temperature, top_p, stop and max_tokens."""
+
+    n: int | None = None  # solutions per problem
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: tuple[str, ...] | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class LabelsSpec:
+    """Which labelers run and what they may spend."""
+
+    methods: tuple[str, ...] | None = None  # subset of LABEL_ASSETS; None: every labeler of the refresh job
+    rollouts: int | None = None  # N rollouts per step prefix (the rollouts asset and Math-Shepherd MC)
+    omegaprm_k: int | None = None  # OmegaPRM rollouts per MC estimate
+    omegaprm_searches: int | None = None  # OmegaPRM selections per question
+    judge_votes: int | None = None  # the judge's k votes per solution
+
+
+@dataclass(frozen=True)
+class ChecksSpec:
+    """When the solutions are refused for labeling (the solutions_can_be_labeled check); None: the defaults."""
+
+    max_no_answer_share: float | None = None  # refuse above this share of solutions with no extractable answer
+    min_correct: int | None = None  # refuse when fewer solutions reach the gold answer (0: off)
+
+
+@dataclass(frozen=True)
+class PRMSpec:
+    """The PRM trained on the labels."""
+
+    base_model: str | None = None  # None: the policy (Math-Shepherd initialises its PRM from the generator)
+    head: str | None = None  # "lm" or "classifier"
+    label_method: str = "omegaprm"  # the labels it trains on (warehouse.methods.LABEL_SOURCES)
+    max_steps: int | None = None
+    compare: tuple[str, ...] = ()  # label sources for the label-source comparison; empty: no comparison
+
+
+@dataclass(frozen=True)
+class RLSpec:
+    """GRPO on the policy with the PRM's rewards."""
+
+    run: bool = False  # whether `prm-pipeline run` runs the rl job after the PRM
+    policy: str | None = None  # None: the recipe's policy
+    steps: int | None = None
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    """Test-time search with the PRM (the search job and ``python -m prm.search``)."""
+
+    policy: str | None = None  # None: the recipe's policy
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A whole run. A section left out of a recipe takes its spec's defaults; recipes/default.yaml is the demo."""
+
+    name: str = "default"
+    dataset: DatasetSpec = field(default_factory=DatasetSpec)
+    policy: PolicySpec = field(default_factory=PolicySpec)
+    prompt: PromptSpec = field(default_factory=PromptSpec)
+    sampling: SamplingSpec = field(default_factory=SamplingSpec)
+    labels: LabelsSpec = field(default_factory=LabelsSpec)
+    checks: ChecksSpec = field(default_factory=ChecksSpec)
+    prm: PRMSpec = field(default_factory=PRMSpec)
+    rl: RLSpec = field(default_factory=RLSpec)
+    search: SearchSpec = field(default_factory=SearchSpec)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    @property
+    def source(self) -> str:
+        return self.dataset.source_name()
+
+    @property
+    def prm_base_model(self) -> str:
+        return self.prm.base_model or self.policy.model
+
+    @property
+    def rl_policy(self) -> str:
+        return self.rl.policy or self.policy.model
+
+    @property
+    def search_policy(self) -> str:
+        return self.search.policy or self.policy.model
+
+    def selection(self, job: str) -> list[str] | None:
+        """The assets ``job`` materializes for this recipe; None: the whole job."""
+        if job == "refresh" and self.labels.methods is not None:
+            # The rollouts asset pays the rollout labelers' first rollouts; without one of them it is not needed.
+            methods = set(self.labels.methods)
+            rollouts = ["rollouts"] if methods & set(ROLLOUT_LABELERS) else []
+            audit = ["label_audit"] if methods & {*ROLLOUT_LABELERS, "consensus"} else []  # what it depends on
+            return ["problems", "solutions", *rollouts, *(LABEL_ASSETS[m] for m in self.labels.methods), *audit]
+        if job == "prm" and not self.prm.compare:
+            return ["prm_training_set", "prm_model", "prm_evaluation"]
+        return None
+
+    def to_run_config(self, job: str) -> dict:
+        """The run config of ``job`` (one of JOBS): ops for the assets it selects, and the generation resource."""
+        if job not in JOBS:
+            raise RecipeError(f"job {job!r} has no recipe run config; use one of {JOBS}")
+        from pipelines.run_config import build_run_config  # the assets' config classes, imported on use
+
+        try:
+            return build_run_config(self, job)
+        except ValueError as exc:
+            raise RecipeError(f"recipe {self.name!r}: {exc}") from None
+
+    def to_dict(self) -> dict:
+        """The recipe as plain YAML-able data (what :func:`parse_recipe` reads back)."""
+        data = dataclasses.asdict(self)
+        data["dataset"]["fields"] = dict(self.dataset.fields) or None
+        return _plain(data)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if v is not None and v != ()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _validate(recipe: Recipe) -> None:
+    where = f"recipe {recipe.name!r}"
+    source = recipe.source
+    if not is_source_name(source):
+        raise RecipeError(f"{where}: dataset.source {source!r} cannot name a partition; use letters, digits, '_', "
+                          "'-' or '.', starting with a letter or digit")
+    if recipe.dataset.path is None and source not in BUILTIN_SOURCES and recipe.dataset.fields:
+        raise RecipeError(f"{where}: dataset.fields renames the columns of a file, but dataset.path is not set; "
+                          "give the file's path")
+    if recipe.dataset.path is not None and source in BUILTIN_SOURCES:
+        raise RecipeError(f"{where}: dataset.source {source!r} is a built-in generator and reads no file; name the "
+                          "source of your file otherwise, e.g. its file name")
+    if recipe.dataset.order not in DATASET_ORDERS:
+        raise RecipeError(f"{where}: dataset.order {recipe.dataset.order!r} is unknown; use one of {DATASET_ORDERS}")
+    for name, _ in recipe.dataset.fields:
+        if name not in DATASET_FIELDS:
+            raise RecipeError(f"{where}: dataset.fields maps {name!r}, which is not a dataset field; map any of "
+                              f"{DATASET_FIELDS} to your file's column names")
+    unknown = [m for m in recipe.labels.methods or () if m not in LABEL_ASSETS]
+    if unknown:
+        raise RecipeError(f"{where}: labels.methods {unknown} are not labelers; choose from {sorted(LABEL_ASSETS)}")
+    if "progress" in (recipe.labels.methods or ()) and "mc" not in recipe.labels.methods:
+        raise RecipeError(f"{where}: labels.methods has progress but not mc; progress labels are computed from the "
+                          "MC labels' rollouts, so add mc")
+    if recipe.labels.methods is not None and recipe.prm.label_method not in (*recipe.labels.methods, "truth"):
+        kinds = {"mc_early_stop": "mc", "sympy": "formal", "z3": "formal"}
+        if kinds.get(recipe.prm.label_method, recipe.prm.label_method) not in recipe.labels.methods:
+            raise RecipeError(f"{where}: prm.label_method {recipe.prm.label_method!r} trains on labels no labeler of "
+                              f"labels.methods {list(recipe.labels.methods)} writes; add it there or pick one of them")
+    for name in (recipe.prm.label_method, *recipe.prm.compare):
+        if name not in LABEL_SOURCES:
+            raise RecipeError(f"{where}: {name!r} is not a label source; the PRM trains on one of {LABEL_SOURCES}")
+    if recipe.prm.head not in (None, "lm", "classifier"):
+        raise RecipeError(f"{where}: prm.head {recipe.prm.head!r} is unknown; use 'lm' (the policy's LM head scores "
+                          "steps) or 'classifier' (a two-class head, vLLM-servable)")
+    if recipe.policy.backend not in (None, "vllm", "openai"):
+        raise RecipeError(f"{where}: policy.backend {recipe.policy.backend!r} is unknown; use 'vllm' or 'openai'")
+    positive = {"sampling.n": recipe.sampling.n, "sampling.max_tokens": recipe.sampling.max_tokens,
+                "labels.rollouts": recipe.labels.rollouts, "labels.omegaprm_k": recipe.labels.omegaprm_k,
+                "labels.omegaprm_searches": recipe.labels.omegaprm_searches, "dataset.limit": recipe.dataset.limit,
+                "labels.judge_votes": recipe.labels.judge_votes, "prm.max_steps": recipe.prm.max_steps,
+                "rl.steps": recipe.rl.steps, "policy.max_model_len": recipe.policy.max_model_len}
+    for key, value in positive.items():
+        if value is not None and value < 1:
+            raise RecipeError(f"{where}: {key} is {value}; it counts something, so give a whole number >= 1")
+    share, least = recipe.checks.max_no_answer_share, recipe.checks.min_correct
+    if share is not None and not 0 <= share <= 1:
+        raise RecipeError(f"{where}: checks.max_no_answer_share is {share}; give a share from 0 to 1 (1: off)")
+    if least is not None and least < 0:
+        raise RecipeError(f"{where}: checks.min_correct is {least}; give a count >= 0 (0: off)")
+    temperature, top_p = recipe.sampling.temperature, recipe.sampling.top_p
+    if temperature is not None and temperature < 0:
+        raise RecipeError(f"{where}: sampling.temperature is {temperature}; use 0 (greedy) or more")
+    if top_p is not None and not 0 < top_p <= 1:
+        raise RecipeError(f"{where}: sampling.top_p is {top_p}; nucleus sampling keeps a share, so 0 < top_p <= 1")
+
+
+_SPECS = {f.name: f.default_factory for f in fields(Recipe) if f.default_factory is not dataclasses.MISSING}
+
+
+def parse_recipe(data: Mapping[str, Any] | None, origin: str = "recipe") -> Recipe:
+    """A validated :class:`Recipe` from parsed YAML; a :class:`RecipeError` naming the key otherwise."""
+    data = dict(data or {})
+    known = {f.name for f in fields(Recipe)}
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in known:
+            raise RecipeError(f"{origin}: {key} is not a recipe section; a recipe has {sorted(known)}")
+        if key == "name":
+            kwargs["name"] = _typed(origin, "name", value, str)
+            continue
+        if value is None:
+            continue
+        if not isinstance(value, Mapping):
+            raise RecipeError(f"{origin}: {key} must be a mapping of its fields (e.g. `{key}:` then indented "
+                              f"`field: value` lines), not {type(value).__name__}")
+        kwargs[key] = _section(origin, key, value, type(_SPECS[key]()))
+    return Recipe(**kwargs)
+
+
+def _section(origin: str, section: str, values: Mapping[str, Any], spec: type) -> Any:
+    known = {f.name: f for f in fields(spec)}
+    kwargs = {}
+    for key, value in values.items():
+        if key not in known:
+            raise RecipeError(f"{origin}: {section}.{key} is not a recipe field; {section} takes {sorted(known)}")
+        kwargs[key] = _coerce(origin, f"{section}.{key}", value, known[key].type)
+    try:
+        return spec(**kwargs)
+    except RecipeError as exc:
+        raise RecipeError(f"{origin}: {exc}") from None
+
+
+def _coerce(origin: str, key: str, value: Any, annotation: str) -> Any:
+    """``value`` as the field's type (annotations are strings here: ``from __future__ import annotations``)."""
+    if value is None:
+        if "None" not in annotation:
+            raise RecipeError(f"{origin}: {key} cannot be empty; give a value or leave the key out")
+        return None
+    if key == "dataset.fields":
+        if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
+            raise RecipeError(f"{origin}: {key} must map dataset fields to your column names, e.g. "
+                              "`fields: {question: prompt, answer: target}`")
+        return tuple((str(k), v) for k, v in value.items())
+    if annotation.startswith("tuple"):
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, Sequence) or not all(isinstance(v, str) for v in items):
+            raise RecipeError(f"{origin}: {key} must be a list of strings, e.g. [a, b]; got {value!r:.60}")
+        return tuple(items)
+    base = annotation.split(" | ")[0]
+    kinds = {"str": str, "int": int, "float": float, "bool": bool}[base]
+    return _typed(origin, key, value, kinds)
+
+
+_KIND_NAMES = {int: "a whole number", float: "a number", str: "text (quote it in YAML)", bool: "true or false"}
+
+
+def _typed(origin: str, key: str, value: Any, kind: type) -> Any:
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, bool) and kind is not bool:
+        raise RecipeError(f"{origin}: {key} is {value} (a boolean); give {_KIND_NAMES[kind]}")
+    if not isinstance(value, kind):
+        raise RecipeError(f"{origin}: {key} is {value!r:.60}, a {type(value).__name__}; give {_KIND_NAMES[kind]}")
+    return value
+
+
+def apply_override(data: dict, assignment: str) -> dict:
+    """``data`` with ``section.field=value`` set (the value read as YAML: ``2``, ``0.7``, ``[mc]``, ``text``).
+
+    >>> apply_override({"sampling": {"n": 4}}, "sampling.n=2")
+    {'sampling': {'n': 2}}
+    >>> apply_override({}, "prompt.instruction=Answer: then the number.")
+    {'prompt': {'instruction': 'Answer: then the number.'}}
+    """
+    key, sep, text = assignment.partition("=")
+    parts = key.strip().split(".")
+    if not sep or not all(parts):
+        raise RecipeError(f"--set {assignment!r}: write section.field=value, e.g. --set sampling.n=2")
+    try:
+        value = yaml.safe_load(text) if text.strip() else None
+    except yaml.YAMLError:
+        value = text  # plain text that YAML reads otherwise, e.g. "The answer is: [x]"
+    # Text with ': ' reads as a mapping in YAML; only a flow mapping `{a: b}` is meant as one.
+    if isinstance(value, str) or (isinstance(value, Mapping) and not text.lstrip().startswith("{")):
+        value = text
+    out = dict(data)
+    node = out
+    for part in parts[:-1]:
+        child = node.get(part)
+        node[part] = dict(child) if isinstance(child, Mapping) else {}
+        node = node[part]
+    node[parts[-1]] = value
+    return out
+
+
+def load_recipe(path: str | Path, overrides: Sequence[str] = ()) -> Recipe:
+    """The recipe in the YAML file ``path`` with ``--set`` ``overrides`` applied; its name defaults to the stem."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecipeError(f"recipe {path} does not exist; give the path of a YAML recipe (see recipes/)") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise RecipeError(f"recipe {path} is not a readable YAML file ({exc}); fix its syntax") from None
+    if data is not None and not isinstance(data, Mapping):
+        raise RecipeError(f"recipe {path} holds a YAML {type(data).__name__}; a recipe is a mapping of sections")
+    data = dict(data or {})
+    for assignment in overrides:
+        data = apply_override(data, assignment)
+    data.setdefault("name", path.stem)
+    return parse_recipe(data, origin=f"recipe {path}")
+
+
+def dump_recipe(recipe: Recipe) -> str:
+    """The recipe as YAML text that :func:`load_recipe` reads back to an equal recipe."""
+    return yaml.safe_dump(recipe.to_dict(), sort_keys=False, allow_unicode=True)
