@@ -134,6 +134,12 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
         raise dg.Failure(f"no problems in partition {day}|{source}; materialize `problems` for it first")
     logic = [p for p in problems if p["task"] == "logic"]
     sampled = [p for p in problems if p["task"] != "logic"]
+    foreign = sorted({p["task"] for p in sampled if not p["task"].startswith("arith")})
+    if foreign and generation.model == ARITH_POLICY_NAME:
+        raise dg.Failure(f"partition {day}|{source} holds {', '.join(foreign)} problems, and the generation model is "
+                         f"the embedded char-level {ARITH_POLICY_NAME}, which writes only generated arithmetic; set "
+                         "resources.generation.config.model to an instruct LLM (a recipe's policy.model: "
+                         "`prm-pipeline run RECIPE.yaml`, or a <dataset>.yaml sidecar beside the inbox file)")
     prompter = prompter_for(generation.model, config.template()) if sampled else None
     # top_p and stop enter the key only when set, so keys (and kept solutions) of earlier runs stay valid.
     knobs = {k: v for k, v in (("top_p", config.top_p), ("stop", list(config.stop))) if v not in (1.0, [])}

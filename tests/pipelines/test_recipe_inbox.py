@@ -136,3 +136,19 @@ def test_order_shortest_stages_the_easiest_problems_first(tmp_path: Path) -> Non
     recipe = parse_recipe({"dataset": {"path": str(src), "order": "shortest", "limit": 1}})
     staged = stage_dataset(recipe, tmp_path / "inbox")
     assert [json.loads(line)["answer"] for line in staged.read_text().splitlines()] == ["#### 2", "x\n#### 1"]
+
+
+def test_materializing_a_dataset_partition_with_the_arithmetic_policy_fails_before_sampling(instance, resource):
+    """`dagster asset materialize` bypasses the sensor: the solutions asset itself refuses, before any engine."""
+    from assets.generation import solutions
+    from assets.problems import problems
+
+    _drop(resource.inbox_path())
+    register_sources(instance, ["gsm8k"])
+    key = partition_key(dt.datetime.now(dt.UTC).date().isoformat(), "gsm8k")
+    result = dg.materialize([problems, solutions], partition_key=key, instance=instance,
+                            resources=_resources(resource), raise_on_error=False)
+    assert not result.success
+    [failure] = [e for e in result.all_events if e.is_step_failure]
+    message = str(failure.step_failure_data.error)
+    assert "char-level arith-policy" in message and "gsm8k" in message and "sidecar" in message
