@@ -127,6 +127,7 @@ class PRMSpec:
     head: str | None = None  # "lm" or "classifier"
     label_method: str = "omegaprm"  # the labels it trains on (warehouse.methods.LABEL_SOURCES)
     max_steps: int | None = None
+    batch_size: int | None = None  # solutions per optimizer step (None: PRMTrainConfig's 16)
     compare: tuple[str, ...] = ()  # label sources for the label-source comparison; empty: no comparison
 
 
@@ -259,7 +260,8 @@ def _validate(recipe: Recipe) -> None:
                 "labels.rollouts": recipe.labels.rollouts, "labels.omegaprm_k": recipe.labels.omegaprm_k,
                 "labels.omegaprm_searches": recipe.labels.omegaprm_searches, "dataset.limit": recipe.dataset.limit,
                 "labels.judge_votes": recipe.labels.judge_votes, "prm.max_steps": recipe.prm.max_steps,
-                "rl.steps": recipe.rl.steps, "policy.max_model_len": recipe.policy.max_model_len}
+                "prm.batch_size": recipe.prm.batch_size, "rl.steps": recipe.rl.steps,
+                "policy.max_model_len": recipe.policy.max_model_len}
     for key, value in positive.items():
         if value is not None and value < 1:
             raise RecipeError(f"{where}: {key} is {value}; it counts something, so give a whole number >= 1")

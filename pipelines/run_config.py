@@ -86,7 +86,8 @@ def _refresh(recipe: Recipe) -> dict:
 
 def _prm(recipe: Recipe) -> dict:
     data = {"method": recipe.prm.label_method, "source": recipe.source}
-    train = _set({"base_model": recipe.prm_base_model, "head": recipe.prm.head, "max_steps": recipe.prm.max_steps})
+    train = _set({"base_model": recipe.prm_base_model, "head": recipe.prm.head, "max_steps": recipe.prm.max_steps,
+                  "batch_size": recipe.prm.batch_size})
     configs = {"prm_training_set": data, "prm_model": train}
     if recipe.prm.compare:
         configs["label_source_comparison"] = {"methods": list(recipe.prm.compare), "data": data, "train": train}
