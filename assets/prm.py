@@ -87,6 +87,9 @@ class PRMTrainAssetConfig(dg.Config):
     learning_rate: float = _TRAIN.learning_rate
     weight_decay: float = _TRAIN.weight_decay
     beta: float = _TRAIN.beta  # head="lm": the reward scale
+    # head="lm": floor under the reference's token probability (prm.training.PRMTrainConfig.ref_floor); None: PRIME's
+    # plain log-ratio, which scores text the policy would never write as good
+    ref_floor: float | None = _TRAIN.ref_floor
     batch_size: int = _TRAIN.batch_size
     freeze_backbone: bool = _TRAIN.freeze_backbone
     lora_r: int = _TRAIN.lora_r
@@ -95,7 +98,7 @@ class PRMTrainAssetConfig(dg.Config):
         return PRMTrainConfig(base_model=self.base_model, head=self.head, label_kind=label_kind,
                               max_steps=self.max_steps, num_epochs=self.num_epochs, learning_rate=self.learning_rate,
                               weight_decay=self.weight_decay, beta=self.beta, batch_size=self.batch_size,
-                              freeze_backbone=self.freeze_backbone, lora_r=self.lora_r)
+                              freeze_backbone=self.freeze_backbone, lora_r=self.lora_r, ref_floor=self.ref_floor)
 
 
 @dg.asset(group_name="prm", kinds={"duckdb"}, deps=LABEL_ASSETS,

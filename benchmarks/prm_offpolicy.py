@@ -121,7 +121,7 @@ def main() -> None:
         for seed in args.seeds:
             steps = {} if args.prm_steps is None else {"max_steps": args.prm_steps}
             config = replace(PRMTrainConfig(**steps, eval_steps=10_000, save_steps=10_000), seed=seed, **fields)
-            folder = root / "offpolicy" / name / f"seed{seed}"
+            folder = root / "offpolicy" / (name if args.method == "truth" else f"{args.method}-{name}") / f"seed{seed}"
             started = time.perf_counter()
             card = folder / "prm_card.json"
             if not card.is_file() or json.loads(card.read_text())["config"] != config.to_dict():
