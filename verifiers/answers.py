@@ -23,11 +23,13 @@ from verifiers.verdict import StepVerdict
 
 __all__ = ["grade_answer", "grade_answers", "grade_in_process", "grade_verdicts"]
 
-_PLAIN_NUMBER = re.compile(r"-?\$?\s*(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
+# Linear on any text, not only on the fullmatch it is used with: spaces are read only after a sign or a dollar,
+# or where no space precedes them, so a search cannot restart inside a run of spaces (issue 38).
+_PLAIN_NUMBER = re.compile(r"(?:-\$?+|\$|(?<!\s))\s*+(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
 # A unit after a plain number ("18 dollars", "540 square meters"): one to three words of letters, each after
 # required spaces, so the runs cannot trade characters. Words that change the value or make it an expression
 # are no units ("2 pi", "18 thousand", "3 and 4").
-_UNIT_SUFFIX = re.compile(r"(?:[ \t]++[A-Za-z]{2,}+){1,3}$")
+_UNIT_SUFFIX = re.compile(r"(?<![ \t])(?:[ \t]++[A-Za-z]{2,}+){1,3}$")  # starts a run of spaces: never inside one
 _NOT_UNITS = frozenset({"pi", "sqrt", "inf", "infinity", "and", "or", "times", "plus", "minus", "over", "divided",
                         "by", "to", "of", "squared", "cubed", "mod", "factorial", "hundred", "thousand", "million",
                         "billion", "trillion", "dozen", "half", "halves", "third", "thirds", "quarter", "quarters",

@@ -39,8 +39,8 @@ _MATH_CHARS = re.compile(r"[\d\\^{}()/+=<>-]")
 _MAX_PLAIN_WORDS = 3
 # A step that only states the final answer: optional emphasis or quote marks, an optional connective
 # ("So,", "Therefore"), then "[the] [final] answer" with ":"/"=" or "is", or a "####" line. Read on a step's first
-# ANSWER_PREFIX_CHARS characters only, so it costs constant time per step.
-_ANSWER_ONLY = re.compile(r"(?i)[ \t>*_]*+(?:####|(?:(?:so|thus|therefore|hence)\b[, \t]*+)?(?:the\s++)?"
+# ANSWER_PREFIX_CHARS characters only, so it costs constant time per step; anchored at the text's start.
+_ANSWER_ONLY = re.compile(r"(?i)\A[ \t>*_]*+(?:####|(?:(?:so|thus|therefore|hence)\b[, \t]*+)?(?:the\s++)?"
                           r"(?:final\s++)?answer(?:\s*+[:=]|\s++is\b))")
 ANSWER_PREFIX_CHARS = 64
 
@@ -167,4 +167,6 @@ def is_answer_line(text: str, start: int = 0, end: int | None = None) -> bool:
     False
     """
     stop = len(text) if end is None else end
-    return bool(_ANSWER_ONLY.match(text, start, min(stop, start + ANSWER_PREFIX_CHARS)))
+    # A slice, not match(text, start, ...): the pattern is anchored at ``\A`` (so a search over any text tries one
+    # position, not every one), which only a slice moves to the step's start.
+    return bool(_ANSWER_ONLY.match(text[start:min(stop, start + ANSWER_PREFIX_CHARS)]))

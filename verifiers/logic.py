@@ -28,7 +28,9 @@ __all__ = ["Formula", "LogicParseError", "check_logic_step", "format_formula", "
 # ("atom", name) | ("not", f) | ("and", f, g, ...) | ("or", f, g, ...) | ("if", f, g)
 Formula = tuple[Union[str, "Formula"], ...]
 
-_TOKEN = re.compile(r"\s*(->|[(),]|[A-Za-z][A-Za-z0-9_]*)")
+# Spaces, then one token. ``(?<!\s)``: a match starts where a token ended (or at 0), never inside a run of spaces,
+# so even a search over hostile text reads each run once (issue 38).
+_TOKEN = re.compile(r"(?<!\s)\s*+(->|[(),]|[A-Za-z][A-Za-z0-9_]*+)")
 _KEYWORDS = frozenset({"if", "then", "and", "or", "not", "is", "true", "false"})
 
 

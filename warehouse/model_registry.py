@@ -25,6 +25,7 @@ import json
 import math
 import os
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -32,12 +33,20 @@ from typing import Any, TypeAlias
 import duckdb
 
 from warehouse.db import connect
-from warehouse.model_views import ENTRY_COLUMNS, NEWEST_FIRST
+from warehouse.model_views import ENTRY_COLUMNS, LINEAGE_OF, NEWEST_FIRST
 from warehouse.schemas import MODEL_KINDS, TABLES
 from warehouse.store import Warehouse, WriteResult
 
 TABLE = "models"
-_DIGEST = re.compile(r"^[0-9a-f]{12}$")  # prm.models.weights_digest: the first 12 hex of a SHA-1
+_BATCH = 64  # rows fetched at a time while looking past malformed ones
+_ROWS_NAMED = 3  # a warning about skipped rows names this many
+
+
+class MalformedModelRowWarning(UserWarning):
+    """A ``models`` row that does not read as a :class:`ModelEntry` was skipped (the message names it)."""
+
+# prm.models.weights_digest: the first 12 hex of a SHA-1. ``\Z``, not ``$``, which accepts a trailing newline.
+_DIGEST = re.compile(r"\A[0-9a-f]{12}\Z")
 
 # A warehouse root or an open connection. A string, not a runtime union: a module-level object holding DuckDB's
 # (nanobind) connection type outlives DuckDB at interpreter exit, and nanobind then reports it as a leak.
@@ -52,6 +61,24 @@ def _check_digest(value: object, what: str) -> None:
         hint = f"; pass the part after '@' of the model_version ({value.rpartition('@')[2]!r})"
     raise ValueError(f"{what}={value!r} is not a weights digest: 12 lowercase hex characters, as "
                      f"prm.models.weights_digest(folder) returns{hint}")
+
+
+def _finite_number(value: object) -> bool:
+    """A number a float64 holds finitely: ``10**400`` is an int ``math.isfinite`` cannot even convert."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _short(value: object, limit: int = 40) -> str:
+    """``repr`` cut to ``limit`` characters; an int too long for ``repr`` is named by its digit count."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value).bit_length() > 128:
+        return f"<int of ~{int(abs(value).bit_length() * 0.30103) + 1} digits>"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _json(value: Mapping[str, Any], what: str) -> str:
@@ -101,10 +128,11 @@ class ModelEntry:
                if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0)}
         if bad:
             raise ValueError(f"training_tables {bad}: a table version is an int >= 0 (or None)")
-        bad_metrics = {k: v for k, v in self.metrics.items()
-                       if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v)}
+        bad_metrics = {k: _short(v) for k, v in self.metrics.items() if not _finite_number(v)}
         if bad_metrics:
-            raise ValueError(f"metrics {bad_metrics} are not finite numbers; keep only numeric headline metrics")
+            shown = ", ".join(f"{k!r}: {v}" for k, v in bad_metrics.items())
+            raise ValueError(f"metrics {{{shown}}} are not finite numbers (a float64 holds at most ~1.8e308); keep "
+                             "only numeric headline metrics")
         # Copies: the entry is frozen, so a caller's later change to its dict must not reach it.
         object.__setattr__(self, "training_tables", dict(self.training_tables))
         object.__setattr__(self, "metrics", {str(k): float(v) for k, v in self.metrics.items()})
@@ -183,10 +211,31 @@ def latest_model(root_or_con: Source, kind: str, *, source: str | None = None,
             where.append(f"{column} = ${column}")
             params[column] = value
     cursor = _connection(root_or_con).execute(
-        f"SELECT {', '.join(ENTRY_COLUMNS)} FROM {TABLE} WHERE {' AND '.join(where)} "
-        f"ORDER BY {NEWEST_FIRST} LIMIT 1", params)
-    found = _entries(cursor)
-    return found[0] if found else None
+        f"SELECT {', '.join(ENTRY_COLUMNS)} FROM {TABLE} WHERE {' AND '.join(where)} ORDER BY {NEWEST_FIRST}", params)
+    names = [d[0] for d in cursor.description]
+    skipped = []
+    while (batch := cursor.fetchmany(_BATCH)):
+        for values in batch:
+            row = dict(zip(names, values, strict=True))
+            try:
+                entry = ModelEntry.from_row(row)
+            except (ValueError, TypeError, KeyError) as exc:
+                skipped.append(f"{_short(row.get('name'))} {_short(row.get('version'))} in partition "
+                               f"source={row.get('source')} day={row.get('day')} (run {row.get('run_id')}): {exc}")
+                continue
+            if skipped:
+                _warn_skipped(skipped, kind)
+            return entry
+    if skipped:
+        _warn_skipped(skipped, kind)
+    return None
+
+
+def _warn_skipped(skipped: Sequence[str], kind: str) -> None:
+    warnings.warn(f"latest_model skipped {len(skipped)} malformed {TABLE} row(s) of kind {kind!r}: "
+                  + "; ".join(skipped[:_ROWS_NAMED]) + ("; ..." if len(skipped) > _ROWS_NAMED else "")
+                  + f". Register the model again (register_models) or delete the row (DELETE FROM {TABLE} ...)",
+                  MalformedModelRowWarning, stacklevel=3)
 
 
 def lineage(root_or_con: Source, version: str) -> list[ModelEntry]:
@@ -196,10 +245,8 @@ def lineage(root_or_con: Source, version: str) -> list[ModelEntry]:
     _check_digest(version, "version")
     columns = ", ".join("ancestor_version AS version" if c == "version" else c for c in ENTRY_COLUMNS)
     cursor = _connection(root_or_con).execute(
-        f"SELECT {columns} FROM (SELECT * FROM model_lineage WHERE version = $version) "
-        "WHERE name IS NOT NULL ORDER BY depth",
-        {"version": version})
+        f"SELECT {columns} FROM ({LINEAGE_OF}) WHERE name IS NOT NULL ORDER BY depth", {"version": version})
     return _entries(cursor)
 
 
-__all__ = ["ModelEntry", "latest_model", "lineage", "register_models"]
+__all__ = ["MalformedModelRowWarning", "ModelEntry", "latest_model", "lineage", "register_models"]

@@ -33,8 +33,10 @@ from warehouse.version import check_version, stamp_version
 # A source or writer is a folder name (``source=<value>``): letters, digits, '_', '-', '.', neither first nor last
 # a '.' or '_'. Exactly the values earlier releases stored unchanged (they replaced other characters by '_' and
 # stripped '.' and '_' from the ends), so every partition already written keeps its name.
-_PARTITION_VALUE = re.compile(r"^[A-Za-z0-9-](?:[A-Za-z0-9_.-]*[A-Za-z0-9-])?$")
-_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# ``\A...\Z``, not ``^...$``: ``$`` also matches before a final newline, so "arith\n" passed and wrote the folder
+# ``source=arith%0A``. ASCII digits only: ``\d`` also takes other scripts' digits ("٢٠٢٦").
+_PARTITION_VALUE = re.compile(r"\A[A-Za-z0-9-](?:[A-Za-z0-9_.-]*+(?<=[A-Za-z0-9-]))?\Z")
+_DAY = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 
 
 def is_partition_value(value: object) -> bool:

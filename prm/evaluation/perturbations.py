@@ -37,8 +37,10 @@ VERY_LONG_CHARS = (200, 400)  # a very long step: random text of this many chara
 _LONG_ALPHABET = "0123456789+-=* abcdefghijklmnopqrstuvwxyz"
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
           "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
-# One binary operation as the embedded policy writes it; bounded digit runs keep the match linear and small.
-_STEP = re.compile(r"(-?\d{1,18})([+*-])(\d{1,18}) = (-?\d{1,18})")
+# One binary operation as the embedded policy writes it; bounded digit runs keep the match small. ``(?<!\d)`` and
+# possessive runs: a match starts where a number starts, so a run of digits is read once, not 18 times per
+# position (0.02 vs 0.53 CPU s on a megabyte of digits), and "1234567890123456789+1 = 2" is no step.
+_STEP = re.compile(r"(?<!\d)(-?\d{1,18}+)([+*-])(\d{1,18}+) = (-?\d{1,18}+)")
 _OPS: dict[str, Callable[[int, int], int]] = {"+": lambda a, b: a + b, "-": lambda a, b: a - b,
                                               "*": lambda a, b: a * b}
 ScoreFn = Callable[[Sequence[tuple[str, Sequence[str]]]], list[list[float]]]

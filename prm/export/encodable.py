@@ -35,6 +35,16 @@ def _replace_surrogates(value: Any) -> Any:
     return value
 
 
+def lone_surrogate_at(text: str) -> int | None:
+    """The index of the first lone surrogate in ``text`` (a character no UTF-8 text can hold), or None.
+
+    >>> lone_surrogate_at("ab\\ud800c"), lone_surrogate_at("ки")
+    (2, None)
+    """
+    found = _LONE_SURROGATE.search(text)
+    return found.start() if found else None
+
+
 def utf8_rows(rows: Iterable[Mapping[str, Any]], where: str = "rows") -> list[dict[str, Any]]:
     """``rows`` with every lone surrogate in a string (keys and nested lists too) replaced by U+FFFD; warns once
     naming the rows changed (``where``: what the warning calls them, e.g. ``"out.jsonl rows"``).

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -76,6 +77,10 @@ def read_jsonl_lines(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
             except json.JSONDecodeError as err:
                 raise ValueError(f"{path}:{n}: not JSON ({err.msg} at column {err.colno}); fix the line or "
                                  "export the file again") from None
+            except RecursionError:
+                raise ValueError(f"{path}:{n}: JSON nested too deeply to read (Python's parser stops at about "
+                                 f"{sys.getrecursionlimit()} levels); a row is an object of strings and lists of "
+                                 "steps and labels - fix the line or export the file again") from None
             if not isinstance(row, dict):
                 raise ValueError(f"{path}:{n}: {json_kind(row)}, not a JSON object; every line of a JSONL file "
                                  "is one row object, e.g. {\"prompt\": ..., \"completions\": [...], \"labels\": [...]}")

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from prm.export.io import read_jsonl, write_jsonl
+from prm.export.io import json_kind, read_jsonl_lines, write_jsonl
 from prm.export.rows import ID_KEYS, require_hard
 from prm.export.tag_escape import escape_tag, unescape_tag
 from prm.format import CONVENTIONS
@@ -34,7 +34,9 @@ _FIRST_STEP = " Step 1: "  # the question ends where the first numbered step beg
 
 
 def _check_text(problem: str) -> None:
-    if _FIRST_STEP in problem:
+    """Refuse a problem the reader could not split off: the layout puts a space after it, so one that ends with
+    " Step 1:" (no trailing space) reads back as a shorter problem plus a step, as does one holding " Step 1: "."""
+    if _FIRST_STEP in f"{problem} ":
         raise ValueError(f"the problem contains {_FIRST_STEP.strip()!r}, so the Math-Shepherd text could not be "
                          "split back into problem and steps; reword the problem or export it in TRL format")
 
@@ -76,6 +78,11 @@ def to_math_shepherd(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def from_math_shepherd(item: Mapping[str, Any]) -> dict[str, Any]:
     """One ``{"input", "label"}`` row -> a TRL stepwise row; ValueError when it is not in this layout."""
     text, label = item["input"], item["label"]
+    for key, value in (("input", text), ("label", label)):
+        if not isinstance(value, str):
+            raise ValueError(f"{key!r} is {json_kind(value)}, not a string; a Math-Shepherd row is "
+                             f"{{\"input\": \"<problem> Step 1: <step> {TAG}...\", \"label\": \"<the input with "
+                             f"{GOOD!r}/{BAD!r} for each tag>\"}}")
     parts = text.split(f" {TAG}")
     if len(parts) < 2 or parts[-1] != "":
         raise ValueError(f"input {text[:60]!r} does not end with a tagged step (' {TAG}')")
@@ -116,9 +123,12 @@ def write_math_shepherd(rows: Sequence[Mapping[str, Any]], path: str | Path) -> 
 def read_math_shepherd(path: str | Path) -> list[dict[str, Any]]:
     """A Math-Shepherd JSONL export read back as TRL stepwise rows."""
     rows = []
-    for n, item in enumerate(read_jsonl(path)):
+    for n, item in read_jsonl_lines(path):
         try:
             rows.append(from_math_shepherd(item))
-        except (KeyError, ValueError) as err:
-            raise ValueError(f"{path} row {n}: {err}") from None
+        except KeyError as err:
+            raise ValueError(f"{path}:{n}: no {err} key; a Math-Shepherd row holds \"input\" and \"label\" "
+                             "strings (write_math_shepherd writes them)") from None
+        except ValueError as err:
+            raise ValueError(f"{path}:{n}: {err}") from None
     return rows

@@ -8,7 +8,9 @@ ROUND_PREFIX = "flywheel-r"
 # Rounds are numbered, not dated: every table holds a round's rows in one (source, day) partition under this
 # fixed day, so re-materializing a round replaces them in place whatever the date (created_at says when).
 ROUND_DAY = "2026-11-01"
-_ROUND = re.compile(rf"^{ROUND_PREFIX}(\d+)$")
+# ``\Z``, not ``$`` (which accepts "flywheel-r1\n"); ASCII digits, at most 9 (``\d`` takes other scripts' digits,
+# and a million digits would stop ``int``); ``round_source`` must give the source back, so "flywheel-r01" is none.
+_ROUND = re.compile(rf"\A{ROUND_PREFIX}([0-9]{{1,9}}+)\Z")
 
 
 def round_source(k: int) -> str:
@@ -25,11 +27,13 @@ def round_source(k: int) -> str:
 def round_of(source: str) -> int | None:
     """The round a warehouse ``source`` holds, None for any other source.
 
-    >>> round_of("flywheel-r12"), round_of("arith")
-    (12, None)
+    >>> round_of("flywheel-r12"), round_of("arith"), round_of("flywheel-r1\\n"), round_of("flywheel-r01")
+    (12, None, None, None)
     """
-    match = _ROUND.match(source)
-    return int(match.group(1)) if match else None
+    match = _ROUND.match(source) if isinstance(source, str) else None
+    if match is None or round_source(int(match.group(1))) != source:
+        return None
+    return int(match.group(1))
 
 
 def window_rounds(k: int, window: int | None) -> list[int]:

@@ -35,10 +35,15 @@ class JudgeExample:
         return len(self.steps)
 
 
+# Between two sentences of a generated word problem: a stop, then whitespace (possessive: a run of spaces after a
+# stop is consumed once).
+_SENTENCE_BREAK = re.compile(r"(?<=[.?])\s++")
+
+
 def _op_phrases(problem: ArithmeticProblem) -> list[str] | None:
     """Per gold step of a word problem, the words it comes from ("starts with 4 points, wins 5", "loses 3"); None
     for a chain problem or a question not in the generator's sentence pattern."""
-    sentences = [s.rstrip(".?") for s in re.split(r"(?<=[.?])\s+", problem.question.strip())]
+    sentences = [s.rstrip(".?") for s in _SENTENCE_BREAK.split(problem.question.strip())]
     if problem.style != "word" or len(sentences) != problem.n_ops + 2:
         return None
     ops = [s.split(" ", 1)[-1] for s in sentences[1:-1]]  # drop the pronoun: "She wins 5" -> "wins 5"

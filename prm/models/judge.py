@@ -27,7 +27,7 @@ def verify_adapter(folder: Path) -> str:
         raise FileNotFoundError(f"no judge adapter at {folder} (adapter_config.json and {JUDGE_CARD_FILE}); restore "
                                 "it with `git checkout -- prm/judge_training/shipped` or rebuild it with `make judge`")
     digest = adapter_digest(folder)
-    if json.loads(card_path.read_text()).get("digest") != digest:
+    if _read_card(card_path).get("digest") != digest:
         raise ValueError(f"the judge adapter at {folder} does not match the digest in its card: it was altered or "
                          "partly copied; restore it with `git checkout -- prm/judge_training/shipped` or `make judge`")
     return digest
@@ -52,7 +52,24 @@ def judge_card_problems(card: dict | None, band: dict[str, tuple[float, float]] 
 def read_judge_card(folder: Path) -> dict | None:
     """The ``judge_card.json`` in ``folder`` (the adapter's, or the merged judge's copy), or None."""
     path = folder / JUDGE_CARD_FILE
-    return json.loads(path.read_text()) if path.is_file() else None
+    return _read_card(path) if path.is_file() else None
+
+
+def _read_card(path: Path) -> dict:
+    """A judge card's JSON object; a card that is not one is a ValueError naming the file and the fix."""
+    fix = "restore it with `git checkout -- prm/judge_training/shipped` or rebuild the judge with `make judge`"
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"judge card {path} is not UTF-8 text ({exc.reason} at byte {exc.start}); {fix}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"judge card {path} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+                         f"{fix}") from None
+    except RecursionError:
+        raise ValueError(f"judge card {path} is JSON nested too deeply to read; {fix}") from None
+    if not isinstance(card, dict):
+        raise ValueError(f"judge card {path} holds a JSON {type(card).__name__}, not an object; {fix}")
+    return card
 
 
 def merge_judge(adapter: Path, base: Path, out_dir: Path) -> Path:

@@ -33,7 +33,8 @@ from prm.models.constants import (
 from prm.models.judge import merge_judge
 from prm.models.smollm2 import convert_gguf_to_hf, smollm2_gguf_path
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+# org/name; ``\A...\Z``, not ``^...$``, which let "org/name\n" through. Possessive: no backtracking on hostile ids.
+_HUB_ID = re.compile(r"\A[A-Za-z0-9][\w.-]*+/[\w.-]++\Z")
 REGISTERED_MODELS = (SMOLLM2_NAME, JUDGE_NAME, ARITH_POLICY_NAME)
 
 

@@ -63,8 +63,10 @@ def strip_padding(text: str, pad_texts: Sequence[str] = PAD_TEXTS) -> Span:
     '1+1 = 2\\nAnswer: 2'
     """
     leading, trailing = _padding_patterns(tuple(pad_texts))
-    end = len(text) - trailing.match(text[::-1]).end()
-    return leading.match(text, 0, end).end(), end
+    tail = trailing.match(text[::-1])
+    end = len(text) - (tail.end() if tail else 0)
+    head = leading.match(text, 0, end)
+    return (head.end() if head else 0), end
 
 
 @functools.lru_cache(maxsize=16)
@@ -76,7 +78,8 @@ def _padding_patterns(pad_texts: tuple[str, ...]) -> tuple[re.Pattern[str], re.P
     pads = sorted({p for p in pad_texts if p}, key=len, reverse=True)
 
     def run(texts: list[str]) -> re.Pattern[str]:
-        return re.compile("(?:" + "|".join([*(f"(?:{re.escape(t)})++" for t in texts), r"\s++"]) + ")*+")
+        # ``++``, not ``*+``: a pattern that matches the empty string matches at every position of a text.
+        return re.compile("(?:" + "|".join([*(f"(?:{re.escape(t)})++" for t in texts), r"\s++"]) + ")++")
 
     return run(pads), run([p[::-1] for p in pads])
 

@@ -5,11 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from prm.evaluation.prm_eval import SCORE_AGGREGATIONS
+from prm.search.constants import MAX_CANDIDATES, MAX_M, MAX_N
 
 
 @dataclass(frozen=True)
 class SearchConfig:
     """How wide to search and when to stop; one config for all four methods.
+
+    >>> SearchConfig(n=1024, m=1024)
+    Traceback (most recent call last):
+    ...
+    ValueError: n=1024, m=1024: at most n=1024, m=64 and n*m=4096 expansions a round (asked: 1048576); ...
 
     Width: beam search keeps ``n`` beams and expands each ``m`` times (``n * m`` candidates per step); DVTS
     splits ``n`` into ``n // m`` independent subtrees of one beam expanded ``m`` times (``n`` candidates per
@@ -31,6 +37,10 @@ class SearchConfig:
     def __post_init__(self) -> None:
         if self.n < 1 or self.m < 1:
             raise ValueError(f"n={self.n}, m={self.m}: both must be >= 1")
+        if self.n > MAX_N or self.m > MAX_M or self.n * self.m > MAX_CANDIDATES:
+            raise ValueError(f"n={self.n}, m={self.m}: at most n={MAX_N}, m={MAX_M} and n*m={MAX_CANDIDATES} "
+                             f"expansions a round (asked: {self.n * self.m}); the first round sends all of them at "
+                             "once, whatever the token budget - lower --n or --m (search-and-learn uses m=4)")
         if self.aggregation not in SCORE_AGGREGATIONS:
             raise ValueError(f"aggregation={self.aggregation!r} is unknown; choose one of {SCORE_AGGREGATIONS}")
         if self.max_steps < 1 or self.max_step_tokens < 1 or self.max_solution_tokens < 1:

@@ -11,6 +11,7 @@ from typing import Any
 
 from prm.models import prompter_for
 from prm.search.config import SearchConfig
+from prm.search.constants import MAX_PROBLEMS
 from prm.search.expand import BackendExpander
 from prm.search.methods import run_search
 from prm.search.report import accuracy_ci, grade
@@ -25,12 +26,28 @@ from warehouse.db import source_clause
 _HELDOUT_SEED = 7_000
 
 
+def check_problem_count(n: int) -> None:
+    """Refuse a problem count no run can serve before any problem is built.
+
+    >>> check_problem_count(100_000_000)
+    Traceback (most recent call last):
+    ...
+    ValueError: 100000000 problems: search at most 10000 in one run (...); ...
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"{n!r} problems: search at least one problem (an int >= 1)")
+    if n > MAX_PROBLEMS:
+        raise ValueError(f"{n} problems: search at most {MAX_PROBLEMS} in one run (GSM8K's test split is 1,319); "
+                         "split a larger evaluation into several runs with different --seed")
+
+
 def heldout_problems(n: int, seed: int = 0, n_ops: Sequence[int] = (6, 8)) -> list[ProblemRecord]:
     """``n`` generated arithmetic word problems spread over ``n_ops`` (the policy slips on long ones).
 
     >>> [len(heldout_problems(3, n_ops=(2, 4))), heldout_problems(1)[0].split]
     [3, 'test']
     """
+    check_problem_count(n)
     per_level = -(-n // len(n_ops))
     records = generate_arithmetic(ArithmeticSourceConfig(n_ops=tuple(n_ops), per_level=per_level, split="test"),
                                   seed=_HELDOUT_SEED + seed)
@@ -53,8 +70,7 @@ def warehouse_problems(root: str | Path, n: int, *, source: str | Sequence[str] 
     With ``split_of`` (``prm.training.stratified_splits`` of the PRM's training config), only the problems it places
     in ``split``: the PRM's held-out test problems, never one it was trained on. A search grades its picks against
     ``gold_answer`` with ``verifiers.grade_answers``, so a problem needs nothing else."""
-    if n < 1:
-        raise ValueError(f"n={n}: search at least one problem")
+    check_problem_count(n)
     source_filter, params = source_clause(source)
     cursor = connect(root).execute(_PROBLEMS_SQL.format(source_filter=source_filter), params)
     names = [d[0] for d in cursor.description]

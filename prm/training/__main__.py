@@ -25,7 +25,14 @@ from prm.training.config import PRMTrainConfig
 
 # The annotations of PRMTrainConfig's fields (strings under ``from __future__ import annotations``) and the
 # argparse type of each; bools become --flag / --no-flag.
-_OPTION_TYPES = {"int": int, "float": float, "str": str, "int | None": int}
+_OFF = "none"  # what `--ref-floor none` parses to: the field set to None, not left at its default
+
+
+def _float_or_off(text: str) -> float | str:
+    return _OFF if text.strip().lower() == _OFF else float(text)
+
+
+_OPTION_TYPES = {"int": int, "float": float, "str": str, "int | None": int, "float | None": _float_or_off}
 # What the card summary printed after training holds.
 _SUMMARY_KEYS = ("global_step", "world_size", "per_device_batch_size", "rows", "final_metrics")
 
@@ -54,8 +61,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _config(args: argparse.Namespace) -> PRMTrainConfig:
-    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(PRMTrainConfig)
-                 if getattr(args, f.name) is not None}
+    overrides = {f.name: None if getattr(args, f.name) == _OFF else getattr(args, f.name)
+                 for f in dataclasses.fields(PRMTrainConfig) if getattr(args, f.name) is not None}
     return PRMTrainConfig(**overrides)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from prm.export.encodable import lone_surrogate_at
 from prm.export.io import read_jsonl_lines
 from prm.training.constants import SOFT_THRESHOLD, SPLITS
 
@@ -92,6 +93,7 @@ def check_rows(rows: Sequence[Mapping[str, Any]], label_kind: str, where: Sequen
         if not isinstance(row["prompt"], str) or not row["prompt"].strip():
             raise ValueError(f"{at}: field 'prompt' must be a non-empty string (the question), got "
                              f"{_show(row['prompt'])}")
+        _check_encodable(row["prompt"], f"{at}: field 'prompt'")
         _check_steps(row["completions"], at)
         labels = row["labels"]
         if not isinstance(labels, list | tuple):
@@ -123,6 +125,17 @@ def _check_steps(steps: Any, at: str) -> None:
             raise ValueError(f"{at}: completions[{k}] is {'empty' if not step else 'whitespace only'} "
                              f"({_show(step)}); every step needs text - drop the step or the solution "
                              "(prm.format.split_steps never yields blank steps)")
+        _check_encodable(step, f"{at}: completions[{k}]")
+
+
+def _check_encodable(text: str, what: str) -> None:
+    """A lone surrogate (half of a UTF-16 pair) has no UTF-8 encoding: the tokenizer would fail on it mid-run."""
+    at = lone_surrogate_at(text)
+    if at is not None:
+        raise ValueError(f"{what} holds a lone surrogate {text[at]!r} at character {at}, which no tokenizer can "
+                         "encode (it is half of a UTF-16 pair, usually from bytes decoded with 'surrogateescape' "
+                         "or a JSON '\\ud800' escape); fix the text where it was decoded, or replace it with "
+                         "U+FFFD (prm.export.encodable.utf8_rows)")
 
 
 def class_counts(rows: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
