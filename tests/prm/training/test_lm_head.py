@@ -16,7 +16,10 @@ from tests.prm.training.test_trainer import learnable_rows, tiny
 
 
 def lm(base: Path, **overrides) -> PRMTrainConfig:
-    return PRMTrainConfig(**{**tiny(base, max_steps=30, learning_rate=3e-2).to_dict(), "head": "lm", **overrides})
+    # No reference floor: the tiny base is random, every token below any floor (tests/prm/training/test_off_policy.py
+    # tests the floor on the shipped policy, a reference that has learned its text).
+    return PRMTrainConfig(**{**tiny(base, max_steps=30, learning_rate=3e-2).to_dict(), "head": "lm",
+                             "ref_floor": None, **overrides})
 
 
 @pytest.fixture(scope="module")
