@@ -49,7 +49,7 @@ def _args() -> argparse.Namespace:
     p.add_argument("--method", default="truth", help="label method the PRMs train on")
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--train-max-steps", type=int, default=6)
-    p.add_argument("--variants", nargs="+", default=["plain=", "floor=ref_floor:0.05"],
+    p.add_argument("--variants", nargs="+", default=["plain=ref_floor:none", "floor=ref_floor:0.05"],
                    help="name=key:value,... over PRMTrainConfig fields (empty: the defaults)")
     p.add_argument("--score-floors", type=float, nargs="*", default=[],
                    help="re-score the first variant's PRMs with these reference floors (scoring only)")
