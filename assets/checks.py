@@ -47,13 +47,18 @@ def solutions_outcome_balance(warehouse: WarehouseResource) -> dg.AssetCheckResu
     return result(outcome, dg.AssetCheckSeverity.WARN)
 
 
+def _latest_metadata(context: dg.AssetCheckExecutionContext, key: dg.AssetKey) -> dict:
+    """The metadata of ``key``'s latest materialization ({} when there is none)."""
+    records = context.instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=key), limit=1).records
+    return dict(records[0].asset_materialization.metadata) if records and records[0].asset_materialization else {}
+
+
 @dg.asset_check(asset=solutions, blocking=True,
                 description="The solutions can support labels: most state an answer the extractor reads, and some "
                 "reach the gold answer (else every label is 'bad'); thresholds are the solutions config's "
                 "max_no_answer_share and min_correct.")
 def solutions_can_be_labeled(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-    records = context.instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=solutions.key), limit=1).records
-    metadata = records[0].asset_materialization.metadata if records and records[0].asset_materialization else {}
+    metadata = _latest_metadata(context, solutions.key)
     if "n_solutions" not in metadata:
         return dg.AssetCheckResult(passed=False, description="the latest solutions materialization carries no "
                                    "solution counts; materialize `solutions` again")
@@ -142,8 +147,7 @@ def judge_card_in_band(judge: GenerationResource) -> dg.AssetCheckResult:
                 "solutions whose final answer is wrong (band: the judgments config's agreement_* fields). The card "
                 "check above reads the judge's own test set; this one reads this partition.")
 def judge_agrees_with_outcomes(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-    records = context.instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=judgments.key), limit=1).records
-    metadata = records[0].asset_materialization.metadata if records and records[0].asset_materialization else {}
+    metadata = _latest_metadata(context, judgments.key)
     if "judge_wrong_outcomes" not in metadata:
         return dg.AssetCheckResult(passed=False, description="the latest judgments materialization carries no "
                                    "judge-vs-outcome counts; materialize `judgments` again")

@@ -18,7 +18,14 @@ from prm.evaluation.metrics import (
     paired_bootstrap_diff_ci,
     problem_bootstrap_ci,
 )
-from prm.evaluation.prm_eval import MAJORITY, ScoredSolution, _pick, majority_pick, predict_first_error
+from prm.evaluation.prm_eval import (
+    MAJORITY,
+    ScoredSolution,
+    _by_problem,
+    _pick,
+    majority_pick,
+    predict_first_error,
+)
 
 Verdicts = list[tuple[int, int]]  # one problem's (predicted, true) first errors
 
@@ -48,11 +55,8 @@ def f1_ci(test: Sequence[ScoredSolution], threshold: float, *, seed: int = 0) ->
 def bon_correct(test: Sequence[ScoredSolution], n: int, how: str) -> dict[str, float]:
     """Per test problem with at least ``n`` solutions: 1.0 when the ``how`` pick (an aggregation, or
     :data:`MAJORITY`) of its first ``n`` solutions is correct, else 0.0."""
-    groups: dict[str, list[ScoredSolution]] = defaultdict(list)
-    for s in test:
-        groups[s.problem_id].append(s)
     out = {}
-    for pid, group in groups.items():
+    for pid, group in _by_problem(test).items():
         if len(group) >= n:
             pool = group[:n]
             picked = majority_pick(pool) if how == MAJORITY else _pick(pool, how)

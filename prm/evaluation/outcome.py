@@ -22,7 +22,16 @@ from fractions import Fraction
 
 from prm.evaluation.intervals import bon_correct
 from prm.evaluation.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci
-from prm.evaluation.prm_eval import AGGREGATIONS, MAJORITY, ORACLE, RANDOM, VOTE_PREFIX, ScoredSolution, bon_accuracies
+from prm.evaluation.prm_eval import (
+    AGGREGATIONS,
+    MAJORITY,
+    ORACLE,
+    RANDOM,
+    VOTE_PREFIX,
+    ScoredSolution,
+    _by_problem,
+    bon_accuracies,
+)
 
 NO_STEP_TRUTH = "no step truth"  # what a table says where a step metric has nothing to be measured against
 MISSING_KEY = "missing"  # the detail key of a row whose value is None for a stated reason
@@ -90,11 +99,8 @@ def problem_correct(test: Sequence[ScoredSolution], n: int, how: str) -> dict[st
     """
     if how not in (RANDOM, ORACLE):
         return bon_correct(test, n, how)
-    groups: dict[str, list[ScoredSolution]] = defaultdict(list)
-    for s in test:
-        groups[s.problem_id].append(s)
     out = {}
-    for pid, group in groups.items():
+    for pid, group in _by_problem(test).items():
         if len(group) >= n:
             ok = [bool(s.is_correct) for s in group[:n]]
             out[pid] = sum(ok) / n if how == RANDOM else float(any(ok))

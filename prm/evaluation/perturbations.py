@@ -19,6 +19,7 @@ any step.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections import defaultdict
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prm.evaluation.metrics import problem_bootstrap_ci
+from prm.evaluation.table import metric_row
 from prm.format import ContextOverflowError
 
 WRONG_KINDS = ("slip_small", "slip_large", "wrong_operand", "flipped_operator", "wrong_carry", "repeated_step",
@@ -321,8 +323,6 @@ def perturbation_rows(model: str, label_method: str | None, report: Mapping[str,
     """``prm_evaluations`` rows of a :func:`perturbation_report`: ``perturbation:<kind>`` (value: detection;
     detail: its interval, ``below_threshold`` and pair counts), ``reformatted:<kind>`` (value: share at or above
     the threshold) and ``right_at_or_above_threshold``."""
-    from prm.evaluation.table import metric_row
-
     rows = []
     for kind in WRONG_KINDS:
         if kind in report:
@@ -340,8 +340,6 @@ def perturbation_rows(model: str, label_method: str | None, report: Mapping[str,
 
 def columns_from_rows(rows: Sequence[Mapping[str, Any]], model: str, split: str) -> dict[str, Any]:
     """:func:`perturbation_columns` read back from a scorer's :func:`perturbation_rows` (``{}`` without them)."""
-    import json
-
     report: dict[str, Any] = {"reformatted": {}}
     for r in rows:
         if r["model"] != model or r["split"] != split:
