@@ -31,6 +31,7 @@ from prm.experiments.pooled import with_truth_differences
 from prm.models import weights_digest
 from prm.training import PRMTrainConfig, TrainingSet, TrainingSetConfig, build_training_set, stratified_splits
 from prm.training.artifacts import PRMArtifacts
+from prm.training.ship import SHIPPED_PRM_DIR, figures, figures_markdown, verify_shipped_prm
 from prm.training.trainer import read_prm_card
 from warehouse import connect, today
 from warehouse.methods import COMPARED_METHODS
@@ -168,6 +169,9 @@ class PRMEvalConfig(dg.Config):
     # A ProcessBench-format JSONL file (prm.export writes them; Qwen/ProcessBench's layout): an external
     # step-labelled test set, for data without step truth of its own (GSM8K, MATH). None: the warehouse only.
     processbench_file: str | None = None
+    # Evaluate the shipped PRM (prm/training/shipped/arith-prm, rebuilt by `make prm`) beside the trained one, when
+    # both read the same policy's steps: on the partition's problems outside validation, none of which it trained on.
+    shipped: bool = True
 
 
 @dg.asset(group_name="prm", kinds={"pytorch", "delta"}, pool="engine", deps=["prm_model"],
@@ -195,7 +199,13 @@ def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     plot = plot_best_of_n(curve, PRMArtifacts.default().plot("best_of_n"))
     sens = next(r for r in ev.rows if r["model"] == ev.model and r["metric"] == "step_sensitivity")
     off_policy = {split: columns_from_rows(ev.rows, ev.model, split) for split in ev.perturbations}
-    return dg.MaterializeResult(metadata={
+    shipped = {}
+    if config.shipped and _reads_shipped_policy(PRMArtifacts.default().model):
+        shipped_rows, table = _shipped_evaluation(ts_config, warehouse)
+        wh.write("prm_evaluations", shipped_rows, writer="prm_evaluation", **kw)
+        context.log.info("shipped PRM\n" + table)
+        shipped = {"shipped_prm": dg.MetadataValue.md(table)}
+    return dg.MaterializeResult(metadata={**shipped,
         "model": ev.model, "best_of_n": ev.bon_n, "evaluation": dg.MetadataValue.md(table),
         "step_sensitivity": sensitivity_text(sens),
         "off_policy": dg.MetadataValue.md("\n\n".join(f"{split}:\n\n{perturbation_markdown(cols)}"
@@ -204,6 +214,32 @@ def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResour
                                              "truth"),
         "dagster/row_count": len(ev.rows), "best_of_n_plot": dg.MetadataValue.path(str(plot)),
     })
+
+
+def _reads_shipped_policy(trained: Path) -> bool:
+    """Whether the trained PRM and the shipped one are fine-tuned from the same policy (so the shipped PRM reads
+    this partition's steps); a shipped folder that fails its digest check fails the run."""
+    if not SHIPPED_PRM_DIR.is_dir():
+        return False
+    try:
+        verify_shipped_prm(SHIPPED_PRM_DIR)
+    except ValueError as exc:
+        raise dg.Failure(str(exc)) from exc
+    return read_prm_card(trained).get("base_model") == read_prm_card(SHIPPED_PRM_DIR).get("base_model")
+
+
+def _shipped_evaluation(config: TrainingSetConfig, warehouse: WarehouseResource) -> tuple[list[dict], str]:
+    """The shipped PRM's rows on the partition (validation chooses its threshold and aggregation; every problem
+    outside validation is its test set, since it trained on none of them) and their markdown table."""
+    con = connect(warehouse.get().root)
+    splits = heldout_solutions(con, stratified_splits(con, config), splits=("train", "val", "test"),
+                               source=config.source)
+    heldout = {"val": splits["val"], "test": splits["train"] + splits["test"]}
+    ev = evaluate_folder(SHIPPED_PRM_DIR, heldout, "truth", experiment="shipped_prm")
+    n_problems = len({s["problem_id"] for s in heldout["test"]})
+    head = (f"{n_problems} problems, {len(heldout['test'])} solutions outside validation (best-of-{ev.bon_n}); "
+            "the shipped PRM trained on none of them")
+    return ev.rows, head + "\n\n" + figures_markdown(figures(ev.rows, ev.model))
 
 
 def _external(rows: list[dict], model: str, path: str, label_method: str) -> list[dict]:

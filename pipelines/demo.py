@@ -123,11 +123,16 @@ def main(argv: list[str] | None = None) -> int:
 
 # (asset, metadata key, title): the tables the model half prints, in the order of its runs.
 MODEL_TABLES = (
+    ("prm_evaluation", "shipped_prm", "the shipped PRM (prm/training/shipped/arith-prm, rebuilt by `make prm`): "
+                                      "ProcessBench F1, best-of-N gain over majority vote, step sensitivity and "
+                                      "off-policy detection on this partition, beside the constant baseline"),
     ("prm_evaluation", "evaluation", "the PRM on held-out solutions (its label method in the table)"),
     ("prm_evaluation", "step_sensitivity", "its step sensitivity (right vs wrong sibling steps, 95% interval)"),
     ("prm_evaluation", "off_policy", "steps its policy would not write: a right step replaced by a wrong one of each "
                                      "kind, scored below the right step (detection) and below the threshold"),
-    ("label_source_comparison", "comparison", "label-source comparison (the headline)"),
+    ("label_source_comparison", "comparison", "label-source comparison: one small PRM per label source on the same "
+                                              "few test problems (a smoke run: its intervals are wide; "
+                                              "benchmarks/prm.py measures this at size)"),
     ("rl_run", "comparison", "GRPO on the policy, one arm per reward, same steps (held-out accuracy before/after)"),
 )
 

@@ -111,13 +111,23 @@ def sensitivity_row(model: str, label_method: str | None, sens: Sensitivity, *, 
                                              ci=sens.ci, problems=sens.n_problems, **note)}
 
 
+MIN_SIBLING_PAIRS = 10  # fewer pairs measure nothing: the text says so instead of printing the value
+
+
 def sensitivity_text(row: Mapping[str, Any]) -> str:
-    """``0.812 [0.74, 0.88] on 245 sibling pairs``, or why there is no value."""
+    """``0.812 [0.74, 0.88] on 245 sibling pairs``, or why there is no value worth reading.
+
+    >>> sensitivity_text({"value": 1.0, "n": 2, "detail_json": None})
+    'only 2 sibling pairs in the test split: too few to measure step sensitivity (it needs 10 or more)'
+    """
     detail = json.loads(row["detail_json"] or "{}")
     if row["value"] is None and detail.get(MISSING_KEY):
         return f"{detail[MISSING_KEY]}: sibling steps need exact step truth"
     if row["value"] is None:
         return "no sibling pairs in the test split (two samples of one prefix, one right and one wrong)"
+    if row["n"] < MIN_SIBLING_PAIRS:
+        return (f"only {row['n']} sibling pairs in the test split: too few to measure step sensitivity (it needs "
+                f"{MIN_SIBLING_PAIRS} or more)")
     interval = f" [{detail['ci'][0]:.2f}, {detail['ci'][1]:.2f}]" if detail.get("ci") else ""
     return f"{row['value']:.3f}{interval} on {row['n']} sibling pairs"
 

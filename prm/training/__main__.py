@@ -57,7 +57,30 @@ def _parser() -> argparse.ArgumentParser:
                                help=f"default {f.default}")
         else:
             train.add_argument(flag, type=_OPTION_TYPES[str(f.type)], default=None, help=f"default {f.default}")
+    shipped = sub.add_parser(
+        "build-shipped", help="rebuild the shipped PRM (prm/training/shipped/arith-prm) with its recipe (`make prm`)",
+        description="Samples the shipped policy on the recipe's problems, trains the LM-head PRM on exact step truth "
+                    "and writes its card (validation and test figures, weight digests). Counted in optimizer steps.")
+    shipped.add_argument("--out", type=Path, default=None, help="folder to write (default: the shipped one)")
+    shipped.add_argument("--warehouse", type=Path, default=None,
+                         help="a warehouse already holding the recipe's samples (from an earlier build): reused")
+    shipped.add_argument("--source", default=None, help="the source of --warehouse's samples (benchmarks/prm.py's: "
+                         "bench)")
+    shipped.add_argument("--force", action="store_true", help="replace an existing folder (it is a committed model)")
     return parser
+
+
+def _build_shipped(args: argparse.Namespace) -> int:
+    from prm.training.ship import SHIPPED_PRM_DIR, build_shipped_prm  # torch, vLLM: after parsing
+
+    try:
+        entry = build_shipped_prm(args.out or SHIPPED_PRM_DIR, warehouse=args.warehouse, force=args.force,
+                                  **({"source": args.source} if args.source else {}),
+                                  progress=lambda m: print(m, file=sys.stderr, flush=True))
+    except (ValueError, OSError) as exc:
+        return _fail(str(exc))
+    print(json.dumps(entry["figures"]))
+    return 0
 
 
 def _config(args: argparse.Namespace) -> PRMTrainConfig:
@@ -78,6 +101,8 @@ def _fail(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "build-shipped":
+        return _build_shipped(args)
     if _single_process_launch():
         return _fail("accelerate launch started one process although --num_processes > 1 (its --cpu launcher needs "
                      "mpirun) - launch with `accelerate launch --multi_gpu --num_processes N` or `torchrun "
