@@ -10,14 +10,19 @@ them: prompt + gold or corrupted arithmetic solution, with the gold answer as la
 (clean); the same again while ``--hostile-clients`` more clients loop over hostile bodies (hostile: a
 solution followed by 200k ``<pad>``, a solution of 900-character steps far past the PRM's context, 1,000
 short steps past it, 100,000 one-line steps over ``--max-steps``; all but the third near the 1 MiB body
-limit). During both concurrent runs a thread polls ``GET /health`` every 100 ms and times it.
+limit); and the same again beside one client holding ``--half-open`` half-open connections (connected, silent,
+each reopened as soon as the server closes it: tests/prm/rewards/half_open_flood.py, a process of its own),
+more than the server's connection cap of 1,024. During the concurrent runs a thread polls ``GET /health`` every
+100 ms and times it.
 
 Each stage prints a JSON line; the last line is one object with ``requests``, ``errors``, ``throughput_rps``
-(clean), ``hostile_clients_throughput_rps`` and ``hostile_ratio`` (hostile / clean), ``serial_throughput_rps``,
+(clean), ``hostile_clients_throughput_rps`` and ``hostile_ratio`` (hostile / clean), ``hostile_errors`` (honest
+requests failed beside the hostile bodies) beside ``half_open_errors`` (honest requests failed beside the
+half-open connections) and ``half_open`` (that run's figures), ``serial_throughput_rps``,
 ``p50_ms``/``p99_ms`` (clean latencies), ``health_ms`` (p50/p99/max of /health, clean and under hostile load),
 ``server_peak_rss_mb`` (the server process's peak resident memory, VmHWM; ``server_rss_mb_after_warmup`` for
-comparison), plus batch sizes and the load average. Targets: zero honest errors; clean throughput >= 3x
-serial; hostile >= 0.8x clean.
+comparison), plus batch sizes and the load average. Targets: zero honest errors (half-open included); clean
+throughput >= 3x serial; hostile >= 0.8x clean.
 """
 
 from __future__ import annotations
@@ -55,6 +60,8 @@ def _args() -> argparse.Namespace:
     p.add_argument("--serial-requests", type=int, default=256, help="requests sent one at a time")
     p.add_argument("--clients", type=int, default=64, help="concurrent honest clients")
     p.add_argument("--hostile-clients", type=int, default=4, help="clients sending hostile bodies beside them")
+    p.add_argument("--half-open", type=int, default=1_100,
+                   help="half-open connections one client holds beside the honest ones (0: skip that run)")
     p.add_argument("--max-batch", type=int, default=64, help="server: completions per forward pass")
     p.add_argument("--forward-batch", type=int, default=None, help="server: completions per forward pass")
     p.add_argument("--max-wait-ms", type=float, default=10.0, help="server: batching latency bound")
@@ -217,6 +224,31 @@ class HealthProbe:
         return {"p50": _pct(lat, 0.5), "p99": _pct(lat, 0.99), "max": round(max(lat), 2), "n": len(self.latencies)}
 
 
+class HalfOpenFlood:
+    """One client holding ``n`` half-open connections to ``url`` (tests/prm/rewards/half_open_flood.py in a
+    process of its own), reopening each the server closes, while the ``with`` block runs."""
+
+    SCRIPT = PROJECT_ROOT / "tests" / "prm" / "rewards" / "half_open_flood.py"
+
+    def __init__(self, url: str, n: int) -> None:
+        host, port = url.removeprefix("http://").split(":")
+        self.cmd = [sys.executable, str(self.SCRIPT), host, port, str(n)]
+        self.stats: dict = {}
+
+    def __enter__(self) -> HalfOpenFlood:
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        if self.proc.stdout.readline().strip() != "ready":
+            self.proc.kill()
+            raise SystemExit("the half-open flood did not connect; is ulimit -n above --half-open?")
+        time.sleep(1.0)  # the server accepts the backlog: the cap is full before the honest clients start
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.stdin.close()
+        self.stats = json.loads(self.proc.stdout.readline() or "{}")
+        self.proc.wait(30)
+
+
 def memory_mb(pid: int, key: str = "VmHWM") -> float | None:
     """A process's memory from /proc (Linux) in MiB: ``VmHWM`` its peak resident size, ``VmRSS`` the current
     one; None where /proc does not say."""
@@ -277,11 +309,25 @@ def main() -> None:
                                 "hostile_statuses": {str(k): v for k, v in sorted(phase.hostile.items(), key=str)},
                                 "server_peak_rss_mb": memory_mb(proc.pid)}
                 _emit(stages[name])
+            if args.half_open:
+                with HealthProbe(url) as probe, HalfOpenFlood(url, args.half_open) as flood:
+                    phase = asyncio.run(run(url, bodies, args.clients))
+                stages["half_open"] = {"stage": "half_open", "clients": args.clients,
+                                       "half_open_connections": args.half_open, "requests": len(bodies),
+                                       "errors": phase.errors, "seconds": round(phase.seconds, 2),
+                                       "throughput_rps": round(len(bodies) / phase.seconds, 1),
+                                       "p50_ms": _pct(phase.latencies_ms, 0.5),
+                                       "p99_ms": _pct(phase.latencies_ms, 0.99), "health_ms": probe.summary(),
+                                       "flood_reopened": flood.stats.get("reopened")}
+                _emit(stages["half_open"])
         finally:
             proc.terminate()
             proc.wait(30)
-    clean, attacked = stages["concurrent"], stages["hostile"]
-    _emit({"requests": len(bodies), "errors": serial["errors"] + clean["errors"] + attacked["errors"],
+    clean, attacked, half_open = stages["concurrent"], stages["hostile"], stages.get("half_open")
+    _emit({"requests": len(bodies), "errors": serial["errors"] + clean["errors"] + attacked["errors"]
+           + (half_open["errors"] if half_open else 0),
+           "hostile_errors": attacked["errors"], "half_open_errors": half_open["errors"] if half_open else None,
+           "half_open": half_open,
            "throughput_rps": clean["throughput_rps"], "hostile_clients_throughput_rps": attacked["throughput_rps"],
            "hostile_ratio": round(attacked["throughput_rps"] / clean["throughput_rps"], 2),
            "serial_throughput_rps": serial["throughput_rps"],

@@ -4,19 +4,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 from pathlib import Path
 
 from prm.models.constants import COMPLETE_MARKER, JUDGE_CARD_BAND, JUDGE_CARD_FILE, LOCK_POLL_S, LOCK_TIMEOUT_S
+from prm.models.digests import file_sha256, stream_into
 from warehouse.locks import exclusive
+
+log = logging.getLogger(__name__)
+
+# Every file of a peft adapter that changes the merged model: its config (rank, lora_alpha, target modules: alpha
+# 32 -> 3200 scales the update 100x) and its weights.
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.*")
 
 
 def adapter_digest(folder: Path) -> str:
-    """sha256 over the adapter's weight files (name and bytes): what its card records and the merge checks."""
+    """sha256 over the adapter's config and weight files (name and whole bytes): what its card records and the
+    merge checks."""
     digest = hashlib.sha256()
-    for path in sorted(folder.glob("adapter_model.*")):
+    for path in sorted({p for pattern in ADAPTER_FILES for p in folder.glob(pattern)}):
         digest.update(path.name.encode())
-        digest.update(path.read_bytes())
+        stream_into(digest, path)
     return digest.hexdigest()
 
 
@@ -72,16 +81,51 @@ def _read_card(path: Path) -> dict:
     return card
 
 
+def _manifest(folder: Path) -> dict[str, dict[str, int | str]]:
+    """``{file name: {"bytes", "sha256"}}`` of every file of a merged judge but its completion marker."""
+    return {p.name: {"bytes": p.stat().st_size, "sha256": file_sha256(p)}
+            for p in sorted(folder.iterdir()) if p.is_file() and p.name != COMPLETE_MARKER}
+
+
+def merged_problem(out_dir: Path, digest: str) -> str | None:
+    """Why the merged judge at ``out_dir`` cannot be served as the merge of the adapter with ``digest`` (None: it
+    can): no completion marker, one from another adapter or an older build, or a file missing, resized or
+    altered since the merge (its marker lists every file's size and sha256, whole file)."""
+    marker = out_dir / COMPLETE_MARKER
+    if not marker.is_file():
+        return "it was never finished"
+    try:
+        built = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        built = None
+    if not isinstance(built, dict) or not isinstance(built.get("files"), dict) or not built["files"]:
+        return "its marker is from an older build that listed no file digests"
+    if built.get("adapter") != digest:
+        return "it was merged from another adapter"
+    for name, want in built["files"].items():
+        path = out_dir / name
+        if not path.is_file() or not isinstance(want, dict):
+            return f"{name} is missing"
+        if path.stat().st_size != want.get("bytes"):
+            return f"{name} has {path.stat().st_size} bytes, not the {want.get('bytes')} it was built with"
+        if file_sha256(path) != want.get("sha256"):
+            return f"{name} was altered since the merge (its sha256 differs)"
+    return None
+
+
 def merge_judge(adapter: Path, base: Path, out_dir: Path) -> Path:
     """``base`` with ``adapter`` merged, saved at ``out_dir`` (weights and tokenizer); rebuilt when the adapter's
-    digest changes, process-safe, and renamed into place so no reader sees half a model."""
+    digest changes or a file of the merged judge no longer matches the digests its marker recorded (verified on
+    every load, whole files), process-safe, and renamed into place so no reader sees half a model."""
     digest = verify_adapter(adapter)
-    marker = out_dir / COMPLETE_MARKER
-    if marker.is_file() and marker.read_text().strip() == digest:
+    if merged_problem(out_dir, digest) is None:
         return out_dir
     with exclusive(out_dir.with_name(out_dir.name + ".lock"), timeout_s=LOCK_TIMEOUT_S, poll_s=LOCK_POLL_S):
-        if marker.is_file() and marker.read_text().strip() == digest:
+        problem = merged_problem(out_dir, digest)
+        if problem is None:
             return out_dir
+        if out_dir.exists():
+            log.warning("rebuilding the merged judge at %s: %s", out_dir, problem)
         from peft import PeftModel
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -92,7 +136,7 @@ def merge_judge(adapter: Path, base: Path, out_dir: Path) -> Path:
         merged.save_pretrained(tmp, safe_serialization=True)
         AutoTokenizer.from_pretrained(str(base)).save_pretrained(tmp)
         shutil.copy(adapter / JUDGE_CARD_FILE, tmp / JUDGE_CARD_FILE)
-        (tmp / COMPLETE_MARKER).write_text(digest + "\n")
+        (tmp / COMPLETE_MARKER).write_text(json.dumps({"adapter": digest, "files": _manifest(tmp)}, indent=1) + "\n")
         shutil.rmtree(out_dir, ignore_errors=True)
         tmp.rename(out_dir)
     return out_dir

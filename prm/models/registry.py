@@ -30,6 +30,7 @@ from prm.models.constants import (
     SHIPPED_POLICY_DIR,
     SMOLLM2_NAME,
 )
+from prm.models.digests import stream_into
 from prm.models.judge import merge_judge
 from prm.models.smollm2 import convert_gguf_to_hf, smollm2_gguf_path
 
@@ -69,7 +70,9 @@ def resolve_model(name: str | Path) -> Path | str:
 
 
 _WEIGHT_GLOBS = ("*.safetensors", "*.bin", "*.gguf")
-_EDGE_BYTES = 1 << 20  # bytes read from each end of a weight file: retrained weights differ there too
+# Besides the weights, what changes the scores a model folder gives: its architecture and an LM-head PRM's recipe
+# (beta, reference, labels: prm.scoring.implicit_recipe).
+_DIGESTED_CONFIGS = ("implicit_prm.json",)
 
 
 def model_version(name: str | Path) -> str:
@@ -92,8 +95,8 @@ def weights_digest(folder: str | Path) -> str:
     """The 12-hex digest of a model folder's weights: the version part of :func:`model_version`, and the
     ``version`` of the warehouse's model registry.
 
-    It covers ``config.json`` and each weight file's name, size, first and last MiB (retrained weights differ
-    there too), so it costs two MiB of reading per file whatever the model's size.
+    It covers ``config.json``, an LM-head PRM's recipe (``implicit_prm.json``) and each weight file's name, size
+    and whole bytes, read in 1 MiB chunks (a change anywhere in a weight file is a new version; ~1 s per GB).
 
     >>> import json, tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -107,13 +110,13 @@ def weights_digest(folder: str | Path) -> str:
         raise FileNotFoundError(f"{folder} has no config.json, so it is not a model folder; pass the folder that "
                                 "holds config.json and the weights")
     digest = hashlib.sha1(config.read_bytes())
+    for name in _DIGESTED_CONFIGS:
+        if (folder / name).is_file():
+            digest.update(f"{name}:".encode())
+            digest.update((folder / name).read_bytes())
     for weights in sorted(p for pattern in _WEIGHT_GLOBS for p in folder.glob(pattern)):
-        size = weights.stat().st_size
-        digest.update(f"{weights.name}:{size}".encode())
-        with weights.open("rb") as f:
-            digest.update(f.read(_EDGE_BYTES))
-            f.seek(max(0, size - _EDGE_BYTES))
-            digest.update(f.read(_EDGE_BYTES))
+        digest.update(f"{weights.name}:{weights.stat().st_size}".encode())
+        stream_into(digest, weights)
     return digest.hexdigest()[:12]
 
 

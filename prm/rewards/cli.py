@@ -88,8 +88,11 @@ def server_dtype(dtype: str, device: str) -> str:
               help="A larger request line + headers gets a 431 and the connection closed.")
 @click.option("--read-timeout", type=float, default=HttpLimits.read_timeout_s, show_default=True,
               help="Seconds a client has to send a whole request; then a 408 and the connection closed.")
+@click.option("--header-timeout", type=float, default=HttpLimits.header_timeout_s, show_default=True,
+              help="Seconds a new connection has to send its request's head; then a 408 and the connection closed.")
 @click.option("--max-connections", type=int, default=HttpLimits.max_connections, show_default=True,
-              help="Open connections; one more is closed when accepted (lowered to fit ulimit -n).")
+              help="Open connections (lowered to fit ulimit -n); at the cap a newcomer takes the place of a "
+                   "connection that has not sent a whole request, from the peer holding the most.")
 @click.option("--max-samples", type=int, default=256, show_default=True, help="Queries per /get_reward request.")
 @click.option("--max-steps", type=int, default=1024, show_default=True,
               help="Completions with more steps get the no-step reward without being scored.")
@@ -113,9 +116,9 @@ def server_dtype(dtype: str, device: str) -> str:
               show_default=True)
 def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: float, eta: float, prof_filter: bool,
           host: str, port: int, max_batch: int, forward_batch: int | None, max_wait_ms: float, max_body_bytes: int,
-          max_inflight_body_bytes: int, max_header_bytes: int, read_timeout: float, max_connections: int,
-          max_samples: int, max_steps: int, max_chars_per_token: int, pace: float, engine: str, device: str,
-          dtype: str, threads: int | None, trust_remote_code: bool, log_level: str) -> None:
+          max_inflight_body_bytes: int, max_header_bytes: int, read_timeout: float, header_timeout: float,
+          max_connections: int, max_samples: int, max_steps: int, max_chars_per_token: int, pace: float, engine: str,
+          device: str, dtype: str, threads: int | None, trust_remote_code: bool, log_level: str) -> None:
     """Serve the PRM in --model over HTTP until interrupted.
 
     Endpoints: POST /get_reward (OpenRLHF --remote_rm_url), POST /score (verl compute_score),
@@ -140,7 +143,7 @@ def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: flo
                               prof_filter=prof_filter)
         http = HttpLimits(max_body_bytes=max_body_bytes, max_inflight_body_bytes=max_inflight_body_bytes,
                           max_header_bytes=max_header_bytes, read_timeout_s=read_timeout,
-                          max_connections=max_connections)
+                          header_timeout_s=header_timeout, max_connections=max_connections)
         config = ServerConfig(reward=reward, batching=BatchingConfig(max_batch=max_batch, max_wait_ms=max_wait_ms),
                               http=http, max_samples=max_samples, max_steps=max_steps,
                               max_chars_per_token=max_chars_per_token, pace=pace)

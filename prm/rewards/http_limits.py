@@ -4,11 +4,15 @@
   ``max_inflight_body_bytes`` (:class:`BodyLimit`, ASGI middleware; a waiting body stays in its socket);
 * a request line + headers over ``max_header_bytes`` get a 431 and the connection closed, checked as the
   bytes arrive, so a 200 MB header is never parsed whole on the event loop;
-* a request not fully received ``read_timeout_s`` after its first byte (or after the connection opened) gets a
-  408 and the connection closed, so a slow-drip client cannot hold a connection; an idle keep-alive
-  connection is closed by uvicorn after ``timeout_keep_alive`` (5 s);
-* a connection over ``max_connections`` is closed as soon as it is accepted, so half-open connections cannot
-  use up the process's file descriptors.
+* a connection whose request head has not arrived ``header_timeout_s`` after it opened, or whose request is not
+  fully received ``read_timeout_s`` after its first byte (after its head, for the body), gets a 408 and is
+  closed, so a silent or slow-drip client cannot hold a connection; an idle keep-alive connection is closed by
+  uvicorn after ``timeout_keep_alive`` (5 s);
+* at ``max_connections`` open connections, one more makes room by closing a connection that has not sent a
+  whole request, from the peer address holding the most connections, the longest waiting first
+  (:mod:`prm.rewards.connection_share`); it is itself closed on arrival only when every connection holds a request
+  in service. Half-open connections cannot use up the process's file descriptors, nor can one client's flood of
+  them lock honest clients out.
 
 The last three live in a subclass of uvicorn's own HTTP protocol (httptools when installed, else h11), built
 by :func:`uvicorn_config`. uvicorn's ``limit_concurrency`` is not used: it answers 503, and a client's
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
+from prm.rewards.connection_share import ConnectionShare
 from prm.rewards.constants import FD_HEADROOM
 
 __all__ = ["BodyLimit", "ByteBudget", "HttpLimits", "uvicorn_config"]
@@ -57,6 +62,10 @@ class HttpLimits:
     # Seconds a client has to send a whole request, headers and body, from its first byte. A 1 MiB body takes
     # 8 s at 1 Mbit/s; RL clients on the cluster's network take milliseconds. Scoring time does not count.
     read_timeout_s: float = 30.0
+    # Seconds from a connection's opening to its first request's whole head (request line and headers). HTTP
+    # clients send the head at once (a few hundred bytes); a connection silent this long is half-open, and holds
+    # a slot of max_connections another client could use. Capped by read_timeout_s.
+    header_timeout_s: float = 10.0
     # Open connections; one more is closed when accepted. OpenRLHF and verl open one per concurrent sample
     # (hundreds); each holds a file descriptor and up to ~320 KiB of unread input (uvicorn's 64 KiB body
     # buffer plus one 256 KiB read), and 21,000 half-open ones ran the process out of descriptors (ulimit -n
@@ -75,6 +84,9 @@ class HttpLimits:
         if not self.read_timeout_s > 0:
             raise ValueError(f"read_timeout_s={self.read_timeout_s} must be > 0 (seconds a client has to send one "
                              "whole request)")
+        if not self.header_timeout_s > 0:
+            raise ValueError(f"header_timeout_s={self.header_timeout_s} must be > 0 (seconds a new connection has to "
+                             "send its request's head)")
 
 
 def _reply(status: int, detail: str) -> bytes:
@@ -102,37 +114,57 @@ def limited_protocol(limits: HttpLimits) -> type[asyncio.Protocol]:
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     cap = connection_cap(limits)
-    refused = 0  # connections closed for the cap, logged at powers of two so a flood does not flood the log
+    head_timeout = min(limits.header_timeout_s, limits.read_timeout_s)
+    share = ConnectionShare()  # who holds the open connections, and which of them wait for a whole request
+    dropping: set[Any] = set()  # closed by these limits, not yet gone from uvicorn's connection set
+    counts = {"refused": 0, "dropped": 0}  # logged at powers of two so a flood does not flood the log
+
+    def count(what: str, message: str, *args: Any) -> None:
+        counts[what] += 1
+        if counts[what] & (counts[what] - 1) == 0:
+            logger.warning(message, counts[what], *args)
 
     class LimitedProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
         # Reads only what uvicorn's two protocols share: self.cycle (the request being served, made when its
-        # head is parsed), cycle.more_body (False once its body is in), the transport and the connection set.
+        # head is parsed), cycle.more_body (False once its body is in), cycle.response_complete, the transport
+        # and the connection set.
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            nonlocal refused
             super().connection_made(transport)
             self._head_bytes = 0
             self._deadline: asyncio.TimerHandle | None = None
-            if len(self.connections) > cap:
-                refused += 1
-                if refused & (refused - 1) == 0:
-                    logger.warning("%d connections closed on arrival: over max_connections=%d", refused, cap)
-                transport.close()
-                return
-            self._arm()
+            self._timeout = head_timeout
+            self._last_seen = self.loop.time()
+            peer = transport.get_extra_info("peername")
+            share.opened(self, str(peer[0]) if isinstance(peer, tuple | list) and peer else "?")
+            if len(self.connections) - len(dropping) > cap:
+                victim = share.victim(self) or self._longest_idle()
+                if victim is None:  # every other connection holds a request in service
+                    count("refused", "%d connections closed on arrival: max_connections=%d, all in service", cap)
+                    self._close()
+                    return
+                count("dropped", "%d waiting or idle connections closed to make room at max_connections=%d", cap)
+                victim._make_room()
+            self._arm(head_timeout)
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            share.closed(self)
+            dropping.discard(self)
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
+            self._last_seen = self.loop.time()
             cycle, in_head = self.cycle, self._between_requests()  # in_head: these bytes start or continue a head
             if in_head and self._deadline is None:
-                self._arm()  # the first bytes of the next request on a kept-alive connection
+                self._arm(limits.read_timeout_s)  # the first bytes of the next request on a kept-alive connection
             super().data_received(data)
             if self.transport.is_closing():
                 return
             if self.cycle is not cycle:  # a request's head was parsed in this chunk
                 self._head_bytes = 0
+                if self.cycle is not None and self.cycle.more_body and self._timeout != limits.read_timeout_s:
+                    self._disarm()
+                    self._arm(limits.read_timeout_s)  # the head was on time: its body has read_timeout_s
             elif in_head:
                 self._head_bytes += len(data)
                 if self._head_bytes > limits.max_header_bytes:
@@ -146,10 +178,13 @@ def limited_protocol(limits: HttpLimits) -> type[asyncio.Protocol]:
         def _between_requests(self) -> bool:
             return self.cycle is None or not self.cycle.more_body
 
-        def _arm(self) -> None:
-            self._deadline = self.loop.call_later(limits.read_timeout_s, self._timed_out)
+        def _arm(self, timeout: float) -> None:
+            self._timeout = timeout
+            self._deadline = self.loop.call_later(timeout, self._timed_out)
+            share.waiting(self)
 
         def _disarm(self) -> None:
+            share.served(self)
             if self._deadline is not None:
                 self._deadline.cancel()
                 self._deadline = None
@@ -157,8 +192,27 @@ def limited_protocol(limits: HttpLimits) -> type[asyncio.Protocol]:
         def _timed_out(self) -> None:
             self._deadline = None
             if not self.transport.is_closing():
-                self._refuse(408, f"the request was not received within {limits.read_timeout_s:g} s of its first "
-                                  "byte; send it whole and at once")
+                self._refuse(408, f"the request was not received within {self._timeout:g} s; send it whole and at "
+                                  "once")
+
+        def _longest_idle(self) -> LimitedProtocol | None:
+            """A kept-alive connection between requests (its last response sent), the longest idle; or None."""
+            idle = [c for c in self.connections if c is not self and c not in dropping and c._deadline is None
+                    and c.cycle is not None and c.cycle.response_complete]
+            return min(idle, key=lambda c: c._last_seen, default=None)
+
+        def _make_room(self) -> None:
+            if self._deadline is None:  # idle between requests: closed as an idle keep-alive connection is
+                self._close()
+            else:
+                self._refuse(408, "the request was not received whole before the server, at its connection cap, "
+                                  "needed room for other clients; send it whole and at once")
+
+        def _close(self) -> None:
+            self._disarm()
+            share.closed(self)
+            dropping.add(self)
+            self.transport.close()
 
         def _refuse(self, status: int, detail: str) -> None:
             cycle = self.cycle
@@ -166,7 +220,7 @@ def limited_protocol(limits: HttpLimits) -> type[asyncio.Protocol]:
             # one to an earlier request is still being written.
             if cycle is None or not cycle.response_started or (cycle.response_complete and not cycle.more_body):
                 self.transport.write(_reply(status, detail))
-            self.transport.close()
+            self._close()
 
     return LimitedProtocol
 

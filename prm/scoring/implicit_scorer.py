@@ -9,7 +9,6 @@ score with it like any PRM; vLLM's pooling runner does not serve it (it needs a 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,9 +20,14 @@ import torch
 from prm.format.prm_input import ContextOverflowError
 from prm.scoring.base import context_of
 from prm.scoring.config import ScorerConfig
+from prm.scoring.implicit_recipe import (
+    IMPLICIT_CONFIG_FILE,
+    check_reference_tokenizer,
+    read_recipe,
+    read_scoring_rule,
+)
 from prm.scoring.reading import Encoded, encode_solution, token_logprobs
 
-IMPLICIT_CONFIG_FILE = "implicit_prm.json"  # the recipe in a saved folder: what marks it as an LM-head PRM
 IMPLICIT_SCORES = ("step", "prefix")  # sigmoid of one step's reward, or of the prefix's (the Q value)
 
 
@@ -214,47 +218,11 @@ def is_lm_head_folder(folder: str | Path) -> bool:
     return (Path(folder) / IMPLICIT_CONFIG_FILE).is_file()
 
 
-def read_recipe(folder: str | Path) -> tuple[str, float, str]:
-    """(reference model, beta, labels) from ``folder``'s ``implicit_prm.json``; a ValueError naming the file when
-    it is missing or broken.
-
-    >>> read_recipe("/nonexistent")
-    Traceback (most recent call last):
-    ...
-    ValueError: /nonexistent/implicit_prm.json is not a readable implicit-PRM config...
-    """
-    path = Path(folder) / IMPLICIT_CONFIG_FILE
-    try:
-        recipe = json.loads(path.read_text(encoding="utf-8"))
-        base = recipe.get("reference") or recipe["base_model"]  # older folders: the base was the reference
-        beta = float(recipe["beta"])
-        if not (math.isfinite(beta) and beta > 0):
-            raise ValueError(f"beta={beta} is not a finite number > 0")
-        return str(base), beta, str(recipe.get("labels", "outcome"))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
-        raise ValueError(f"{path} is not a readable implicit-PRM config ({err}); retrain the folder with "
-                         "prm.training.train_prm (head='lm')") from None
-
-
-def read_scoring_rule(folder: str | Path) -> tuple[float | None, float | None]:
-    """``(ref_floor, ood_ref_logprob)`` of an LM-head PRM's recipe: the floor under the reference's token
-    probability and the off-policy limit on a step's mean reference log-probability (None for folders trained
-    before either existed)."""
-    path = Path(folder) / IMPLICIT_CONFIG_FILE
-    recipe = json.loads(path.read_text(encoding="utf-8"))
-    floor, limit = recipe.get("ref_floor"), recipe.get("ood_ref_logprob")
-    if floor is not None and not (isinstance(floor, int | float) and 0.0 < floor < 1.0):
-        raise ValueError(f"{path}: ref_floor={floor!r} must be a probability in (0, 1) or null; retrain the folder "
-                         "with prm.training.train_prm (head='lm')")
-    if limit is not None and not (isinstance(limit, int | float) and math.isfinite(limit) and limit <= 0):
-        raise ValueError(f"{path}: ood_ref_logprob={limit!r} must be a log-probability (<= 0) or null; retrain the "
-                         "folder with prm.training.train_prm (head='lm')")
-    return (None if floor is None else float(floor)), (None if limit is None else float(limit))
-
-
 def load_implicit_prm(folder: str | Path, config: ScorerConfig | None = None) -> ImplicitPRMScorer:
     """The LM-head PRM in ``folder`` and the reference its ``implicit_prm.json`` names; each step scored on its
-    own (``step``) when it was trained on step labels, by its prefix (``prefix``) when trained on outcomes."""
+    own (``step``) when it was trained on step labels, by its prefix (``prefix``) when trained on outcomes.
+    The recipe is validated (:mod:`prm.scoring.implicit_recipe`) and a reference whose tokenizer is not the one
+    the PRM was trained against is refused."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from prm.models import resolve_model
@@ -268,8 +236,10 @@ def load_implicit_prm(folder: str | Path, config: ScorerConfig | None = None) ->
     floor, limit = read_scoring_rule(folder)
     if config.torch_threads:
         torch.set_num_threads(config.torch_threads)
+    reference = str(resolve_model(base))
+    check_reference_tokenizer(folder, base, AutoTokenizer.from_pretrained(reference))
     model = AutoModelForCausalLM.from_pretrained(str(folder)).eval()
-    ref = AutoModelForCausalLM.from_pretrained(str(resolve_model(base))).eval()
+    ref = AutoModelForCausalLM.from_pretrained(reference).eval()
     return ImplicitPRMScorer(model, ref, AutoTokenizer.from_pretrained(str(folder)), beta=beta,
                              how="step" if labels == "step" else "prefix", config=config, folder=folder,
                              ref_floor=floor, ood_ref_logprob=limit)

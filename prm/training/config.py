@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from prm.scoring.implicit_recipe import check_beta
 from prm.training.constants import PRM_HEADS
 from prm.training.rows import LABEL_KINDS
 
@@ -85,8 +85,7 @@ class PRMTrainConfig:
         if self.head == "lm" and (self.lora_r or self.freeze_backbone):
             raise ValueError("head='lm' fine-tunes the whole backbone; lora_r and freeze_backbone apply to "
                              "head='classifier' (set head='classifier', or drop them)")
-        if not self.beta > 0 or math.isinf(self.beta):
-            raise ValueError(f"beta={self.beta} must be a finite number > 0 (the LM head's reward scale)")
+        check_beta(self.beta)  # the LM head's reward scale: the bound scoring reads the folder with
         if self.head != "lm" and self.negatives:
             raise ValueError("negatives train the LM head's log-ratio; set head='lm', or negatives=0")
         if not 0.0 <= self.negatives <= 1.0:

@@ -24,12 +24,18 @@ import torch
 
 from prm.evaluation.perturbations import training_negative
 from prm.export.io import atomic_write_text
-from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE, token_log_ratios
+from prm.scoring.implicit_recipe import (
+    IMPLICIT_CONFIG_FILE,
+    IMPLICIT_LABELS,
+    REFERENCE_TOKENIZER_KEY,
+    check_beta,
+    model_tokenizer_digest,
+    tokenizer_digest,
+)
+from prm.scoring.implicit_scorer import token_log_ratios
 from prm.scoring.reading import encode_solution, token_logprobs
 
 log = logging.getLogger(__name__)
-
-IMPLICIT_LABELS = ("outcome", "step")  # what the rewards are trained against
 
 
 @dataclass(frozen=True)
@@ -65,8 +71,9 @@ class ImplicitPRMConfig:
             raise ValueError("negatives are step labels: set labels='step', or negatives=0")
         if self.ref_floor is not None and not 0.0 < self.ref_floor < 1.0:
             raise ValueError(f"ref_floor={self.ref_floor} must be a probability in (0, 1), or None for no floor")
-        if not (self.beta > 0 and self.learning_rate > 0) or math.isinf(self.beta) or math.isinf(self.learning_rate):
-            raise ValueError(f"beta={self.beta} and learning_rate={self.learning_rate} must be finite numbers > 0")
+        check_beta(self.beta)
+        if not self.learning_rate > 0 or math.isinf(self.learning_rate):
+            raise ValueError(f"learning_rate={self.learning_rate} must be a finite number > 0")
         if self.max_steps <= 0 or self.batch_size <= 0:
             raise ValueError("max_steps and batch_size must be > 0")
         if self.weight_decay < 0:
@@ -149,9 +156,12 @@ def fit_implicit(rows: Sequence[tuple[str, Sequence[str], Any]], config: Implici
     torch.manual_seed(config.seed)
     base = str(resolve_model(config.base_model))
     tokenizer = AutoTokenizer.from_pretrained(base)
+    reference = config.reference or config.base_model
+    if reference != config.base_model and model_tokenizer_digest(reference) != tokenizer_digest(tokenizer):
+        raise ValueError(f"the reference {reference} has another tokenizer than the base {config.base_model}: the "
+                         "log-ratios would compare different text; pick a reference with the base's tokenizer")
     model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
-    ref = AutoModelForCausalLM.from_pretrained(str(resolve_model(config.reference or config.base_model)),
-                                               dtype=torch.float32).eval()
+    ref = AutoModelForCausalLM.from_pretrained(str(resolve_model(reference)), dtype=torch.float32).eval()
     device = "cuda" if torch.cuda.is_available() else "cpu"  # fp32 on either: the log-ratio is a small difference
     model.to(device)
     ref.to(device)
@@ -192,13 +202,14 @@ def fit_implicit(rows: Sequence[tuple[str, Sequence[str], Any]], config: Implici
 
 def save_implicit(fitted: Fitted, out: Path, config: ImplicitPRMConfig, ood_ref_logprob: float | None = None
                   ) -> None:
-    """Weights, tokenizer and the recipe file (what marks the folder as an LM-head PRM, naming its reference, with
-    the off-policy limit measured on its train steps: prm.training.lm_head.ood_limit)."""
+    """Weights, tokenizer and the recipe file (what marks the folder as an LM-head PRM, naming its reference and
+    the digest of the tokenizer scored against it (fit_implicit checked the reference shares it), with the
+    off-policy limit measured on its train steps: prm.training.lm_head.ood_limit)."""
     out.mkdir(parents=True, exist_ok=True)
     fitted.model.save_pretrained(out)
     fitted.tokenizer.save_pretrained(out)
     recipe = {**asdict(config), "reference": config.reference or config.base_model,
-              "ood_ref_logprob": ood_ref_logprob}
+              "ood_ref_logprob": ood_ref_logprob, REFERENCE_TOKENIZER_KEY: tokenizer_digest(fitted.tokenizer)}
     atomic_write_text(out / IMPLICIT_CONFIG_FILE, json.dumps(recipe, indent=1))
 
 

@@ -7,7 +7,6 @@ One process, no checkpoints: the arithmetic recipe is 400 steps (~4 min on 2 CPU
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -22,7 +21,8 @@ from prm.export.encodable import dumps_strict
 from prm.export.io import atomic_write_text
 from prm.format import CONVENTION_FILE
 from prm.scoring.base import context_of
-from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE, implicit_step_readings, implicit_step_rewards
+from prm.scoring.implicit_recipe import IMPLICIT_CONFIG_FILE, read_recipe
+from prm.scoring.implicit_scorer import implicit_step_readings, implicit_step_rewards
 from prm.scoring.reading import encode_solution
 from prm.training.config import PRMTrainConfig
 from prm.training.constants import CARD_FILE, OOD_MARGIN, OOD_QUANTILE, OOD_ROWS, SOFT_THRESHOLD
@@ -40,10 +40,8 @@ def reference_of(base_model: str) -> str:
     from prm.models import resolve_model
 
     resolved = resolve_model(base_model)
-    recipe = Path(resolved) / IMPLICIT_CONFIG_FILE if isinstance(resolved, Path) else None
-    if recipe is not None and recipe.is_file():
-        saved = json.loads(recipe.read_text(encoding="utf-8"))
-        return str(saved.get("reference") or saved["base_model"])
+    if isinstance(resolved, Path) and (resolved / IMPLICIT_CONFIG_FILE).is_file():
+        return read_recipe(resolved)[0]  # the one reader of the recipe: a broken one is refused, with its fix
     return base_model
 
 
