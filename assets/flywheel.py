@@ -13,9 +13,10 @@ from assets.resources import FlywheelResource, GenerationResource, WarehouseReso
 from prm.flywheel import round_source
 from prm.flywheel.checks import hacking_in_band, policy_holds, prm_no_worse
 from prm.flywheel.data import label_round, rollouts_paid
+from prm.flywheel.folders import round_dir
 from prm.flywheel.lineage import policy_name, prm_name, round_policy
 from prm.flywheel.report import plot_rounds, registered_rounds, rounds_markdown
-from prm.flywheel.run import LazyBackend, policy_stage, prm_stage, round_dir, samples_stage
+from prm.flywheel.run import LazyBackend, policy_stage, prm_stage, samples_stage
 from prm.labeling import audit_markdown
 from warehouse.model_registry import latest_model
 
@@ -89,6 +90,7 @@ def flywheel_prm(context: dg.AssetExecutionContext, warehouse: WarehouseResource
     table = [{"PRM": name, "F1 on this round's held-out samples": value} for name, value in f1.f1.items()]
     return dg.MaterializeResult(metadata={
         "round": k, "version": entry.version, "parent_version": entry.parent_version or "",
+        "status": entry.status, "status_note": entry.status_note,
         "path": dg.MetadataValue.path(entry.uri), "f1": md_table(table), "n_test": f1.n_test,
         "training_tables": md_table([{"table": t, "version": v} for t, v in entry.training_tables.items()]),
         **entry.metrics,
@@ -110,6 +112,7 @@ def flywheel_policy(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     rounds = registered_rounds(wh.root)
     return dg.MaterializeResult(metadata={
         "round": k, "version": entry.version, "parent_version": entry.parent_version or "",
+        "status": entry.status, "status_note": entry.status_note,
         "path": dg.MetadataValue.path(str(result.policy_dir)), "rounds": dg.MetadataValue.md(rounds_markdown(rounds)),
         "rounds_plot": dg.MetadataValue.path(str(plot_rounds(rounds, None, round_dir(flywheel.models(), k) /
                                                              "rounds.png"))),
@@ -130,7 +133,8 @@ def _entry_metrics(context: dg.AssetCheckExecutionContext, asset: dg.AssetsDefin
     if k is None:
         return None
     name = prm_name(k) if kind == "prm" else policy_name(k)
-    entry = latest_model(root, kind, source=round_source(k), name=name)
+    # The newest registration, rejected or not: the check reports the verdict its registration recorded.
+    entry = latest_model(root, kind, source=round_source(k), name=name, include_rejected=True)
     return None if entry is None else (k, dict(entry.metrics))
 
 

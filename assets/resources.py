@@ -12,6 +12,7 @@ from pydantic import Field, PrivateAttr
 from prm.flywheel import FlywheelConfig
 from prm.flywheel.run import LazyBackend
 from prm.generation import GenerationBackend, GenerationConfig, make_backend
+from prm.generation.constants import ENGINE_STARTUP_TIMEOUT_S
 from prm.models import model_cache_dir, model_version
 from warehouse import Warehouse, default_root
 from warehouse.config import PROJECT_ROOT
@@ -57,6 +58,8 @@ class GenerationResource(dg.ConfigurableResource):
     seed: int = 0  # engine seed; requests derive theirs from the asset's seed
     kv_cache_gib: float | None = None  # KV cache; None follows the device: 2 GiB of host RAM on CPU, the GPU's rest
     max_model_len: int = 2048  # question + solution tokens
+    # backend="vllm": seconds the engine may take to start before a clear error; raise it on a loaded machine
+    startup_timeout_s: float = ENGINE_STARTUP_TIMEOUT_S
 
     _backend: Any = PrivateAttr(default=None)
     _version: str | None = PrivateAttr(default=None)
@@ -71,7 +74,8 @@ class GenerationResource(dg.ConfigurableResource):
     def config(self) -> GenerationConfig:
         return GenerationConfig(backend=self.backend, model=self.model, base_url=self.base_url,
                                 base_urls=tuple(self.base_urls), seed=self.seed,
-                                kv_cache_gib=self.kv_cache_gib, max_model_len=self.max_model_len)
+                                kv_cache_gib=self.kv_cache_gib, max_model_len=self.max_model_len,
+                                startup_timeout_s=self.startup_timeout_s)
 
     def get(self) -> GenerationBackend:
         """The running backend, started now if this run has not started it yet."""

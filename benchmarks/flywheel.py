@@ -26,7 +26,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from prm.evaluation.metrics import paired_bootstrap_diff_ci  # noqa: E402
 from prm.flywheel import FlywheelConfig  # noqa: E402
-from prm.flywheel.lineage import policy_name, round_policy  # noqa: E402
+from prm.flywheel.lineage import policy_name, round_policy, round_prm  # noqa: E402
 from prm.flywheel.policy_round import rl_on  # noqa: E402
 from prm.flywheel.report import plot_rounds, rounds_markdown  # noqa: E402
 from prm.flywheel.run import STALE, RoundReport, run_round  # noqa: E402
@@ -103,7 +103,7 @@ def main() -> None:
         _log(f"round {k} done in {rows[-1]['wall_s']:.0f} s; ETA {left * rows[-1]['wall_s'] / 60:.0f} min for "
              f"{left} more rounds, then the single run (~{args.rounds * config.rl_steps * 5 / 60:.0f} min)")
     # The baseline: one run from the starting policy with round 0's PRM for every round's RL steps and problems.
-    single = rl_on(wh.root, list(range(args.rounds)), config, round_policy(wh.root, 0, config), out / "round-0" / "prm",
+    single = rl_on(wh.root, list(range(args.rounds)), config, round_policy(wh.root, 0, config), round_prm(wh.root, 0),
                    out / "single-run", steps=args.rounds * config.rl_steps, progress=_log)
     final = rows[-1]["problem_accuracy"]
     single_acc = list(single.after.table.problem_accuracy)

@@ -31,10 +31,12 @@ def run(rounds: int, run_config: dict | None = None) -> list[dg.ExecuteInProcess
     ensure_dagster_home()
     from pipelines.definitions import defs  # after DAGSTER_HOME is set
 
+    job = defs.resolve_job_def("flywheel")
+    dg.validate_run_config(job, run_config or {})  # a config that does not fit fails here, before any round is added
     instance = dg.DagsterInstance.get()
-    # A round killed earlier (kill -9) still holds its pool slot: free it, or this run waits forever.
+    # A round killed earlier (kill -9) may still hold its pool slot: free it, or this run waits forever.
     for holder in release_dead_runs(instance):
-        _say(f"released pool '{holder.pool}' from dead {holder.describe()}")
+        _say(holder.released())
     results = []
     for _ in range(rounds):
         existing = list(instance.get_dynamic_partitions(ROUNDS.name))
@@ -42,25 +44,61 @@ def run(rounds: int, run_config: dict | None = None) -> list[dg.ExecuteInProcess
         if k not in existing:
             instance.add_dynamic_partitions(ROUNDS.name, [k])
         _say(f"flywheel round {k}")
-        result = _execute(defs.resolve_job_def("flywheel"), instance, partition_key=k, run_config=run_config or {})
+        result = _execute(job, instance, partition_key=k, run_config=run_config or {})
         results.append(result)
         if not result.success:
             break
     return results
 
 
+class UsageError(ValueError):
+    """A command-line value the flywheel cannot run with; the message says what to pass instead."""
+
+
+def parse_config(text: str | None) -> dict | None:
+    """The ``--config`` run config: a JSON object, or a UsageError that says where it breaks.
+
+    >>> parse_config('{"resources": {}}')
+    {'resources': {}}
+    >>> try:
+    ...     parse_config('{"resources": ')
+    ... except UsageError as exc:
+    ...     print(str(exc).split(";")[0])
+    --config is not JSON (Expecting value at character 14)
+    """
+    if text is None:
+        return None
+    example = """e.g. '{"resources": {"flywheel": {"config": {"per_level": 4}}}}'"""
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        where = f"{exc.msg} at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else "nested too deep"
+        raise UsageError(f"--config is not JSON ({where}); pass a JSON object, {example}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"--config is a JSON {type(value).__name__}, not an object; pass a JSON object, {example}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rounds", type=int, default=1, help="rounds to run now")
+    p.add_argument("--rounds", type=int, default=1, help="rounds to run now (>= 1)")
     p.add_argument("--config", default=None, help="a JSON run config, e.g. resources.flywheel.config overrides")
     p.add_argument("--recipe", default=None, help="a recipe (recipes/*.yaml): round 0 samples its policy")
     args = p.parse_args(argv)
     try:
+        if args.rounds < 1:
+            raise UsageError(f"--rounds {args.rounds} runs no round; pass --rounds 1 or more (rounds to run now)")
+        config = parse_config(args.config)
         from_recipe = load_recipe(args.recipe).to_run_config("flywheel") if args.recipe else None
-    except RecipeError as exc:
+        results = run(args.rounds, merge(from_recipe, config))
+    except (UsageError, RecipeError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
-    results = run(args.rounds, merge(from_recipe, json.loads(args.config) if args.config else None))
+    except dg.DagsterInvalidConfigError as exc:
+        errors = "; ".join(e.message for e in exc.errors) or str(exc).splitlines()[0]
+        print(f"Error: the run config does not fit the flywheel job: {errors} - fix --config (or the recipe)",
+              file=sys.stderr)
+        return 1
     for name, kind, k, version, parent, *_ in connect(Warehouse().root).execute(LINEAGE_SQL).fetchall():
         print(f"{kind:6} {name:22} round {k}  {version}  <- {parent}")
     return 0 if results and all(r.success for r in results) else 1

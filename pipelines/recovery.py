@@ -1,9 +1,11 @@
-"""Runs that died holding a pool slot: find them, fail them, free their slots, and say who a waiting run waits for.
+"""Runs that died holding a pool slot (or between two pool steps): find them, fail them, free their slots, and say
+who a waiting run waits for.
 
 Every engine-bound step declares ``pool="engine"`` and the instance allows one slot per pool
 (pipelines/instance.py). Dagster frees a step's slot when the step ends, so a run killed with ``kill -9``
 keeps its slot for good and every later run waits on it without a word. Marking the run failed does not
-free the slot; only ``free_concurrency_slots_for_run`` does.
+free the slot; only ``free_concurrency_slots_for_run`` does. A run killed between two pool steps holds no slot
+but stays STARTED for good; it is failed the same way.
 
 A run is dead when its process is gone. The process is known from the ``prm/pid`` tags our in-process
 launches carry (pid, its start time against pid reuse, and the host), else from the pid Dagster itself logs
@@ -65,7 +67,8 @@ def _proc_stat(pid: int) -> tuple[str, str] | None:
 
 @dataclass(frozen=True)
 class SlotHolder:
-    """A run that holds a slot of ``pool`` (or waits for one) in the instance's concurrency tables."""
+    """A run that holds a slot of ``pool`` (or waits for one) in the instance's concurrency tables; a dead run
+    that holds none has ``pool`` "" (:func:`release_dead_runs` returns those too)."""
 
     pool: str
     run_id: str
@@ -79,6 +82,12 @@ class SlotHolder:
         process = ("process unknown" if self.pid is None else
                    f"pid {self.pid} {'alive' if self.alive else 'gone'}")
         return f"run {self.run_id}{step} ({self.status}, {process})"
+
+    def released(self) -> str:
+        """The line that reports this run's release."""
+        if not self.pool:
+            return f"released dead {self.describe()}, which held no pool slot"
+        return f"released pool '{self.pool}' from dead {self.describe()}"
 
 
 @dataclass(frozen=True)
@@ -174,20 +183,31 @@ def release_run(instance: dg.DagsterInstance, run_id: str, reason: str) -> None:
     instance.event_log_storage.free_concurrency_slots_for_run(run_id)
 
 
-def release_dead_runs(instance: dg.DagsterInstance) -> list[SlotHolder]:
-    """Release every run that holds a slot while dead (process gone, finished, or deleted); return them.
+_UNFINISHED = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]
 
-    A live run, or one whose process is unknown, keeps its slots.
+
+def release_dead_runs(instance: dg.DagsterInstance) -> list[SlotHolder]:
+    """Release every run that holds a slot while dead (process gone, finished, or deleted), and every unfinished
+    run whose process is gone though it holds no slot (killed between two pool steps); return them.
+
+    A live run, or one whose process is unknown, keeps its slots and its status.
     """
+    judged = slot_holders(instance)
     dead: dict[str, SlotHolder] = {}
-    for holder in slot_holders(instance):
+    for holder in judged:
         if holder.alive is False:
             dead.setdefault(holder.run_id, holder)
+    seen = {h.run_id for h in judged}
+    for run in instance.get_runs(dg.RunsFilter(statuses=_UNFINISHED)):
+        if run.run_id not in seen:
+            status, pid, alive = _judge(instance, run)
+            if alive is False:
+                dead[run.run_id] = SlotHolder("", run.run_id, None, status, pid, alive)
     for holder in dead.values():
         gone = "has finished" if holder.pid is None else f"lost its process (pid {holder.pid})"
-        release_run(instance, holder.run_id,
-                    f"run {holder.run_id} {gone} while holding pool '{holder.pool}'; marked failed and its "
-                    "slots freed by pipelines.recovery")
+        held = f"while holding pool '{holder.pool}'" if holder.pool else "between pool steps"
+        release_run(instance, holder.run_id, f"run {holder.run_id} {gone} {held}; marked failed and its slots "
+                    "freed by pipelines.recovery")
     return list(dead.values())
 
 
@@ -232,7 +252,7 @@ class SlotWatcher:
 
     def check(self, now: float) -> None:
         for holder in release_dead_runs(self.instance):
-            self.log(f"released pool '{holder.pool}' from dead {holder.describe()}")
+            self.log(holder.released())
         message = "\n".join(w.message() for w in slot_waits(self.instance, {self.run_id}))
         last, when = self._last
         if message and (message != last or now - when >= REPEAT_WAIT_MESSAGE_S):
@@ -254,7 +274,7 @@ def dead_run_sensor(context: dg.SensorEvaluationContext) -> dg.SkipReason:
     instance = context.instance
     released = release_dead_runs(instance)
     for holder in released:
-        context.log.warning(f"released pool '{holder.pool}' from dead {holder.describe()}")
+        context.log.warning(holder.released())
     told = json.loads(context.cursor) if context.cursor else {}
     waits = slot_waits(instance)
     now = {}
@@ -288,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"released run {args.run}")
             return 0
         for holder in release_dead_runs(instance):
-            print(f"released pool '{holder.pool}' from dead {holder.describe()}")
+            print(holder.released())
         for holder in slot_holders(instance):
             print(f"pool '{holder.pool}': {holder.describe()}")
     return 0

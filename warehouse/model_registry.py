@@ -5,6 +5,11 @@ warm-started from (``parent_version``), and the Delta version of every table its
 ``connect(root, versions=entry.training_tables)`` reads that training data again. :func:`lineage` follows
 ``parent_version`` back through the ``model_lineage`` view, the same SQL ``prm-warehouse sql`` runs.
 
+A registration is ``accepted`` or ``rejected`` (a model a blocking check refused stays registered, so lineage
+through it never dangles, but :func:`latest_model` skips it); the newest registration of a version decides. The
+status is kept in ``training_json`` under the reserved key ``_registry`` (absent: accepted), so rows written
+before statuses existed read unchanged.
+
 >>> import tempfile
 >>> wh = Warehouse(tempfile.mkdtemp())
 >>> base = ModelEntry(name="arith-policy", version="0123456789ab", kind="policy", uri="/models/arith-policy")
@@ -40,10 +45,22 @@ from warehouse.store import Warehouse, WriteResult
 TABLE = "models"
 _BATCH = 64  # rows fetched at a time while looking past malformed ones
 _ROWS_NAMED = 3  # a warning about skipped rows names this many
+# A newest registration ahead of this clock by more than this is named in a warning; within it, it is this
+# process's own registrations of the last moments (clocks of one machine never run backwards this far).
+_SKEW_WARNED = dt.timedelta(seconds=1)
+
+
+ACCEPTED, REJECTED = "accepted", "rejected"
+MODEL_STATUSES = (ACCEPTED, REJECTED)  # a registration's status; latest_model skips rejected versions
+_STATUS_KEY = "_registry"  # the key of training_json that holds a status other than accepted
 
 
 class MalformedModelRowWarning(UserWarning):
     """A ``models`` row that does not read as a :class:`ModelEntry` was skipped (the message names it)."""
+
+
+class FutureRegistrationWarning(UserWarning):
+    """``models`` holds a registration dated after now (a skewed clock); new ones were dated after it."""
 
 # prm.models.weights_digest: the first 12 hex of a SHA-1. ``\Z``, not ``$``, which accepts a trailing newline.
 _DIGEST = re.compile(r"\A[0-9a-f]{12}\Z")
@@ -102,6 +119,8 @@ class ModelEntry:
     training_tables: Mapping[str, int | None] = field(default_factory=dict, hash=False)
     training: Mapping[str, Any] = field(default_factory=dict, hash=False)  # the training config, JSON-able
     metrics: Mapping[str, float] = field(default_factory=dict, hash=False)  # headline metrics, finite numbers
+    status: str = ACCEPTED  # one of MODEL_STATUSES: a blocking check's verdict on the model
+    status_note: str = ""  # why, e.g. the check's sentence; empty for an accepted model
 
     def __post_init__(self) -> None:
         for what in ("name", "uri"):
@@ -128,6 +147,13 @@ class ModelEntry:
                if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0)}
         if bad:
             raise ValueError(f"training_tables {bad}: a table version is an int >= 0 (or None)")
+        if self.status not in MODEL_STATUSES:
+            raise ValueError(f"status={_short(self.status)} is not a registry status; use one of {MODEL_STATUSES}")
+        if not isinstance(self.status_note, str):
+            raise ValueError(f"status_note={_short(self.status_note)} must be a string")
+        if _STATUS_KEY in self.training:
+            raise ValueError(f"training key {_STATUS_KEY!r} is reserved for the registry status; pass status= and "
+                             "status_note= instead")
         bad_metrics = {k: _short(v) for k, v in self.metrics.items() if not _finite_number(v)}
         if bad_metrics:
             shown = ", ".join(f"{k!r}: {v}" for k, v in bad_metrics.items())
@@ -140,10 +166,13 @@ class ModelEntry:
 
     def to_row(self) -> dict[str, Any]:
         """The entry as a ``models`` row (without the partition and provenance columns the write adds)."""
+        training = dict(self.training)
+        if self.status != ACCEPTED or self.status_note:
+            training[_STATUS_KEY] = {"status": self.status, "note": self.status_note}
         return {
             "name": self.name, "version": self.version, "kind": self.kind, "parent_version": self.parent_version,
             "round": self.round, "training_tables_json": _json(self.training_tables, "training_tables"),
-            "training_json": _json(self.training, "training") if self.training else None,
+            "training_json": _json(training, "training") if training else None,
             "metrics_json": _json(self.metrics, "metrics") if self.metrics else None, "uri": self.uri,
         }
 
@@ -163,17 +192,27 @@ class ModelEntry:
                 raise ValueError(f"models.{column} of version {row.get('version')!r} is {value!r}, not an object")
             return value
 
+        training = parsed("training_json")
+        status = training.pop(_STATUS_KEY, None) or {}
+        if not isinstance(status, dict):
+            raise ValueError(f"models.training_json of version {row.get('version')!r} holds {_STATUS_KEY!r}: "
+                             f"{_short(status)}, not an object")
         return cls(name=row["name"], version=row["version"], kind=row["kind"], uri=row["uri"],
                    parent_version=row.get("parent_version"), round=row.get("round"),
-                   training_tables=parsed("training_tables_json"), training=parsed("training_json"),
-                   metrics=parsed("metrics_json"))
+                   training_tables=parsed("training_tables_json"), training=training,
+                   metrics=parsed("metrics_json"), status=status.get("status", ACCEPTED),
+                   status_note=status.get("note", ""))
 
 
 def register_models(wh: Warehouse, entries: Sequence[ModelEntry], *, source: str, day: str, run_id: str,
-                    writer: str) -> WriteResult:
+                    writer: str, replace: bool = True) -> WriteResult:
     """Register ``entries`` in partition (source, day) as one Delta commit that replaces ``writer``'s earlier
     entries there, so re-materializing the asset that built them leaves exactly its new entries (an empty
-    ``entries`` removes them). Later entries of the list count as newer for :func:`latest_model`."""
+    ``entries`` removes them); with ``replace=False`` they are added and every earlier entry stays (a model that
+    others name as parent must never be erased), except that an entry this run already registered in this
+    partition is not added twice (a retried step registers once). Later entries of the list count as newer for
+    :func:`latest_model`, and every entry counts as newer than any registered before it, even one whose
+    ``created_at`` lies in the future (a skewed clock): those are dated after it, with a warning."""
     seen: set[tuple[str, str]] = set()
     for entry in entries:
         if not isinstance(entry, ModelEntry):
@@ -182,10 +221,34 @@ def register_models(wh: Warehouse, entries: Sequence[ModelEntry], *, source: str
         if key in seen:
             raise ValueError(f"{entry.kind} {entry.version} is listed twice; register each model once per call")
         seen.add(key)
+    con = connect(wh.root)
+    if not replace:
+        taken = set(con.execute(f"SELECT kind, version FROM {TABLE} WHERE source = ? AND day = ? AND run_id = ?",
+                                [source, day, run_id]).fetchall())
+        entries = [e for e in entries if (e.kind, e.version) not in taken]
     # One microsecond apart in list order: "newest" is well defined within one commit too.
-    now = dt.datetime.now(dt.UTC)
+    now = _after_newest(con, dt.datetime.now(dt.UTC))
     rows = [{**e.to_row(), "created_at": now + dt.timedelta(microseconds=i)} for i, e in enumerate(entries)]
-    return wh.write(TABLE, rows, source=source, day=day, run_id=run_id, writer=writer, replace=True)
+    return wh.write(TABLE, rows, source=source, day=day, run_id=run_id, writer=writer, replace=replace)
+
+
+def _after_newest(con: duckdb.DuckDBPyConnection, now: dt.datetime) -> dt.datetime:
+    """``now``, or just after the newest registration when that one is dated at or after ``now``: "newest"
+    orders by ``created_at``, so a row from a clock running ahead would otherwise shadow every later one."""
+    (newest,) = con.execute(f"SELECT max(created_at) FROM {TABLE}").fetchone()
+    if newest is None or newest < now:
+        return now
+    if newest - now > _SKEW_WARNED:
+        rows = con.execute(
+            f"SELECT name, version, source, day, run_id FROM {TABLE} WHERE created_at > $now ORDER BY created_at DESC "
+            f"LIMIT {_ROWS_NAMED}", {"now": now}).fetchall()
+        warnings.warn(f"{TABLE} holds registrations dated in the future (newest {newest.isoformat()}, now "
+                      f"{now.isoformat()}): " + "; ".join(f"{n} {v} in source={s} day={d} (run {r})"
+                                                          for n, v, s, d, r in rows)
+                      + ". New registrations are dated after them so they count as newer; fix the clock that wrote "
+                      "them, then register those models again or delete their rows",
+                      FutureRegistrationWarning, stacklevel=3)
+    return newest + dt.timedelta(microseconds=1)
 
 
 def _connection(root_or_con: Source) -> duckdb.DuckDBPyConnection:
@@ -199,10 +262,11 @@ def _entries(cursor: duckdb.DuckDBPyConnection) -> list[ModelEntry]:
     return [ModelEntry.from_row(dict(zip(names, values, strict=True))) for values in cursor.fetchall()]
 
 
-def latest_model(root_or_con: Source, kind: str, *, source: str | None = None,
-                 name: str | None = None) -> ModelEntry | None:
+def latest_model(root_or_con: Source, kind: str, *, source: str | None = None, name: str | None = None,
+                 include_rejected: bool = False) -> ModelEntry | None:
     """The newest registered model of ``kind`` (of that partition ``source`` and ``name`` when given); None when
-    there is none. Newest: the latest ``created_at``; ties go to the later day, source and run id."""
+    there is none. Newest: the latest ``created_at``; ties go to the later day, source and run id. A version
+    whose newest registration is rejected is skipped (with ``include_rejected``, returned like any other)."""
     if kind not in MODEL_KINDS:
         raise ValueError(f"kind={kind!r} is not a model kind; use one of {list(MODEL_KINDS)}")
     where, params = ["kind = $kind"], {"kind": kind}
@@ -213,7 +277,7 @@ def latest_model(root_or_con: Source, kind: str, *, source: str | None = None,
     cursor = _connection(root_or_con).execute(
         f"SELECT {', '.join(ENTRY_COLUMNS)} FROM {TABLE} WHERE {' AND '.join(where)} ORDER BY {NEWEST_FIRST}", params)
     names = [d[0] for d in cursor.description]
-    skipped = []
+    skipped, judged = [], set()
     while (batch := cursor.fetchmany(_BATCH)):
         for values in batch:
             row = dict(zip(names, values, strict=True))
@@ -222,6 +286,11 @@ def latest_model(root_or_con: Source, kind: str, *, source: str | None = None,
             except (ValueError, TypeError, KeyError) as exc:
                 skipped.append(f"{_short(row.get('name'))} {_short(row.get('version'))} in partition "
                                f"source={row.get('source')} day={row.get('day')} (run {row.get('run_id')}): {exc}")
+                continue
+            if entry.version in judged:
+                continue  # an older registration of a version its newest one rejected
+            judged.add(entry.version)
+            if entry.status == REJECTED and not include_rejected:
                 continue
             if skipped:
                 _warn_skipped(skipped, kind)
@@ -249,4 +318,5 @@ def lineage(root_or_con: Source, version: str) -> list[ModelEntry]:
     return _entries(cursor)
 
 
-__all__ = ["MalformedModelRowWarning", "ModelEntry", "latest_model", "lineage", "register_models"]
+__all__ = ["ACCEPTED", "MODEL_STATUSES", "REJECTED", "FutureRegistrationWarning", "MalformedModelRowWarning",
+           "ModelEntry", "latest_model", "lineage", "register_models"]

@@ -27,10 +27,13 @@ def prm_no_worse(k: int, metrics: Mapping[str, float], tolerance: float) -> Verd
     """
     fresh, previous = metrics.get("f1_fresh"), metrics.get("f1_previous")
     if k == 0:
-        return Verdict(True, "round 0: no previous PRM to compare with")
+        return Verdict(True, "no previous PRM to compare with (round 0)")
     if fresh is None or previous is None:
-        return Verdict(False, "no F1 to compare: the round's held-out samples lack right or wrong solutions; "
-                       "raise per_level or test_share")
+        wrong, right = metrics.get("n_test_wrong"), metrics.get("n_test_right")
+        held = "" if wrong is None or right is None else f" ({wrong:.0f} with a wrong step, {right:.0f} all correct)"
+        return Verdict(False, f"no F1 to compare: the round's held-out test samples{held} lack right or wrong "
+                       "solutions; raise per_level (problems per difficulty and round) and re-materialize the round "
+                       "from flywheel_samples")
     return Verdict(fresh >= previous - tolerance, f"new PRM F1 {fresh:.3f} vs previous {previous:.3f} on this "
                    f"round's held-out samples (tolerance {tolerance:.2f})")
 

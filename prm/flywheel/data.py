@@ -10,10 +10,11 @@ from prm.datagen import SampleStats, sample_solution_rows
 from prm.datagen.partition import replace_solutions
 from prm.datagen.problems import store_new_problems
 from prm.flywheel.config import FlywheelConfig
+from prm.flywheel.lineage import round_policy_model
 from prm.flywheel.rounds import ROUND_DAY, round_source
 from prm.generation import GenerationBackend
 from prm.labeling.partition import PartitionLabelReport, label_partition
-from prm.models import model_version, prompter_for
+from prm.models import prompter_for
 from prm.tasks.sources import generate_arithmetic
 from warehouse import Warehouse, connect
 
@@ -30,7 +31,7 @@ class RoundSamples:
     """Round ``k``'s stored samples and whether an earlier run's were kept."""
 
     stats: SampleStats
-    policy: str  # model_version of the policy that wrote them
+    policy: str  # the policy that wrote them, as registry name@version (lineage.round_policy_model)
     reused_from_run: str | None
 
 
@@ -52,7 +53,7 @@ def sample_round(wh: Warehouse, k: int, config: FlywheelConfig, policy_dir: Path
     """Sample ``n_samples`` solutions per round-``k`` problem from the policy in ``policy_dir`` and replace the
     round's solutions and steps with them (labels of older samples go first). An earlier run's complete samples
     from the same policy are kept, labels and all, so a killed round resumes without paying twice."""
-    policy = model_version(policy_dir)
+    policy = round_policy_model(k, config, policy_dir)
     kept = kept_samples(wh, k, policy, config.n_samples)
     if kept is not None:
         return kept
@@ -72,7 +73,8 @@ def label_round(wh: Warehouse, k: int, config: FlywheelConfig, policy_dir: Path,
                 progress: Callable[[str], None] = print) -> PartitionLabelReport:
     """Label round ``k``'s samples with ``config.label_method``, rolling out from the same policy that wrote them
     (labels are relative to the policy that rolls out). Resumes: solutions already labeled are skipped."""
-    return label_partition(wh, config.label_method, config.labeler(), backend, model=model_version(policy_dir),
+    return label_partition(wh, config.label_method, config.labeler(), backend,
+                           model=round_policy_model(k, config, policy_dir),
                            source=round_source(k), day=ROUND_DAY, run_id=run_id, prompt=prompter_for(policy_dir),
                            resume=True, seed=config.problem_seed(k) + 1, max_tokens=config.max_tokens,
                            progress=progress)

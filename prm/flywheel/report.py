@@ -30,9 +30,11 @@ def rounds_markdown(rounds: Sequence[Mapping[str, Any]]) -> str:
 def registered_rounds(root: str | Path) -> list[dict[str, Any]]:
     """Rows (as the benchmark's ``rounds``) of every round the registry holds a policy for, from round 0 on."""
     rows: list[dict[str, Any]] = []
-    while (policy := latest_model(root, "policy", source=round_source(len(rows)), name=policy_name(len(rows)))):
+    # The newest registration of each round, rejected or not: the table records what each round did.
+    while (policy := latest_model(root, "policy", source=round_source(len(rows)), name=policy_name(len(rows)),
+                                  include_rejected=True)):
         k, pm = len(rows), policy.metrics
-        prm = latest_model(root, "prm", source=round_source(k), name=prm_name(k))
+        prm = latest_model(root, "prm", source=round_source(k), name=prm_name(k), include_rejected=True)
         fm = prm.metrics if prm else {}
         rows.append({"round": k, "policy_acc_before": pm.get("acc_before"), "policy_acc": pm.get("acc_after"),
                      "policy_acc_ci": _interval(pm, "acc_after"),

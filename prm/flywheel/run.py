@@ -9,13 +9,15 @@ from typing import Any
 
 from prm.flywheel.config import FlywheelConfig
 from prm.flywheel.data import RoundSamples, label_round, rollouts_paid, sample_round, store_round_problems
+from prm.flywheel.folders import new_version, round_dir
 from prm.flywheel.lineage import (
     POLICY_WRITER,
     register_policy,
     register_prm,
     register_start,
+    required_prm,
     round_policy,
-    round_prm,
+    stale_prm,
 )
 from prm.flywheel.policy_round import rl_on
 from prm.flywheel.prm_round import RoundF1, round_f1, train_round_prm
@@ -23,6 +25,7 @@ from prm.flywheel.rounds import ROUND_DAY, round_source
 from prm.generation import GenerationBackend, GenerationConfig, make_backend
 from prm.labeling.partition import PartitionLabelReport
 from prm.rl import ArmResult, HeldOut, metric_rows
+from prm.rl.constants import POLICY_SUBDIR
 from warehouse import Warehouse
 from warehouse.model_registry import ModelEntry
 
@@ -47,16 +50,13 @@ class LazyBackend:
             self._backend = None
 
 
-def round_dir(models_dir: Path, k: int) -> Path:
-    """Where round ``k``'s PRM (``prm/``) and RL run (``rl/``, its policy in ``rl/policy``) live."""
-    return Path(models_dir) / f"round-{k}"
-
-
 def prm_metrics(f1: RoundF1) -> dict[str, Any]:
     """The PRM entry's headline metrics: test F1 of this round's, last round's and round 0's PRMs on this round's
     held-out samples, and the paired 95% intervals of the differences."""
     out: dict[str, Any] = {f"f1_{name}": value for name, value in f1.f1.items()}
     out["n_test"] = f1.n_test
+    out["n_test_wrong"] = sum(first >= 0 for first in f1.truth.values())
+    out["n_test_right"] = f1.n_test - out["n_test_wrong"]
     for other in (PREVIOUS, STALE):
         if other in f1.f1:
             diff = f1.difference(FRESH, other)
@@ -101,16 +101,15 @@ def samples_stage(wh: Warehouse, k: int, config: FlywheelConfig, backend: Callab
 
 def prm_stage(wh: Warehouse, k: int, config: FlywheelConfig, models_dir: Path, *,
               run_id: str) -> tuple[ModelEntry, RoundF1]:
-    """Round ``k``'s PRM: trained (warm-started from round ``k - 1``'s), scored with the last round's and round
-    0's on this round's held-out samples, then registered. A missing previous round is a LookupError."""
+    """Round ``k``'s PRM: trained (warm-started from round ``k - 1``'s accepted one) into a new version folder,
+    scored with the last round's and the round-0 PRM of its lineage on this round's held-out samples, then
+    registered accepted or rejected. A missing (or rejected) previous round is a LookupError."""
     policy = round_policy(wh.root, k, config)
-    parent = round_prm(wh.root, k - 1) if k else None
-    if k and parent is None:
-        raise LookupError(f"round {k} warm-starts from round {k - 1}'s PRM, which is not registered; run round "
-                          f"{k - 1} first")
-    out = round_dir(models_dir, k) / "prm"
-    ts = train_round_prm(wh.root, k, config, out, parent)
-    prms = {FRESH: out} | ({PREVIOUS: parent, STALE: round_prm(wh.root, 0)} if k else {})
+    previous = required_prm(wh.root, k - 1, f"round {k} warm-starts from") if k else None
+    parent = None if previous is None else Path(previous.uri)
+    out, ts = new_version(round_dir(models_dir, k), "prm",
+                          lambda folder: train_round_prm(wh.root, k, config, folder, parent))
+    prms = {FRESH: out} | ({PREVIOUS: parent, STALE: stale_prm(wh.root, previous)} if previous else {})
     f1 = round_f1(wh.root, k, config, prms)
     return register_prm(wh, k, config, out, ts, parent or policy, prm_metrics(f1), run_id=run_id), f1
 
@@ -118,15 +117,14 @@ def prm_stage(wh: Warehouse, k: int, config: FlywheelConfig, models_dir: Path, *
 def policy_stage(wh: Warehouse, k: int, config: FlywheelConfig, models_dir: Path, *, run_id: str,
                  before: HeldOut | None = None,
                  progress: Callable[[str], None] | None = None) -> tuple[ModelEntry, ArmResult]:
-    """Round ``k``'s RL: resumed from the round's policy with the round's registered PRM; the checkpoint is
-    registered and its curves written to ``rl_metrics`` under the round's source."""
+    """Round ``k``'s RL: resumed from the round's policy with the round's accepted PRM into a new version folder;
+    the checkpoint is registered and its curves written to ``rl_metrics`` under the round's source."""
     policy = round_policy(wh.root, k, config)
-    prm = round_prm(wh.root, k)
-    if prm is None:
-        raise LookupError(f"round {k} has no registered PRM; build it first (the flywheel_prm asset)")
+    prm = Path(required_prm(wh.root, k, f"round {k}'s RL rewards with").uri)
     problems_version = wh.version("problems")  # the table the RL prompts are read from
-    result = rl_on(wh.root, [k], config, policy, prm, round_dir(models_dir, k) / "rl", before=before,
-                   progress=progress)
+    folder, result = new_version(round_dir(models_dir, k), "rl", lambda out: rl_on(
+        wh.root, [k], config, policy, prm, out, before=before, progress=progress), weights=POLICY_SUBDIR)
+    result = replace(result, policy_dir=folder / POLICY_SUBDIR)
     entry = register_policy(wh, k, config, result.policy_dir, policy, prm, problems_version,
                             policy_metrics(result), run_id=run_id)
     wh.write("rl_metrics", metric_rows(result), source=round_source(k), day=ROUND_DAY, run_id=run_id,

@@ -4,8 +4,9 @@ A fresh interpreter, not a fork or `multiprocessing` child, so it never re-impor
 and works the same under pytest, Dagster's asset subprocesses, notebooks and scripts without a ``__main__``
 guard (vLLM's engine core spawns processes of its own, which needs exactly that). Messages are pickled
 ``(kind, payload)`` pairs; the worker exits when the socket closes, so an orphaned engine never outlives its
-owner. The generation engine (:mod:`prm.generation.vllm_worker`) and the vLLM scoring engine
-(:mod:`prm.scoring.vllm_worker`) both run this way.
+owner. The worker leads a process group of its own: stopping it stops what it started too (vLLM's engine core,
+multiprocessing's resource_tracker), even when it is stopped mid-start. The generation engine
+(:mod:`prm.generation.vllm_worker`) and the vLLM scoring engine (:mod:`prm.scoring.vllm_worker`) both run this way.
 
 Parent side: :class:`WorkerProcess`. Worker side: :func:`worker_main` with a ``build(config)`` that returns
 an object with ``info`` and ``handle(kind, payload)``.
@@ -13,7 +14,9 @@ an object with ``info`` and ``handle(kind, payload)``.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -32,6 +35,7 @@ from warehouse.config import PROJECT_ROOT
 
 # Liveness checks while waiting on the worker: short enough to report a crash within a second.
 _POLL_S = 1.0
+_STARTING = "starting the engine"
 
 
 class WorkerDiedError(RuntimeError):
@@ -72,6 +76,7 @@ class WorkerProcess:
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,
+            start_new_session=True,  # its own process group, so _stop_worker can stop its children with it
         )
         log.close()
         child_sock.close()
@@ -79,7 +84,7 @@ class WorkerProcess:
         self._finalizer = weakref.finalize(self, _stop_worker, self._proc, self._conn)
         try:
             self._conn.send(config)
-            kind, payload = self._receive(startup_timeout_s, "starting the engine")
+            kind, payload = self._receive(startup_timeout_s, _STARTING)
         except BaseException:
             self.close()
             raise
@@ -121,9 +126,14 @@ class WorkerProcess:
                 raise WorkerDiedError(f"the engine worker exited with code {self._proc.returncode} while {doing}; "
                                       f"last log lines ({self.log_path}):\n{self.log_tail()}", self.log_path)
             if time.monotonic() > deadline:
-                self.close()
+                self._finalizer.detach()  # stuck: it cannot read a shutdown request, so stop it without waiting
+                _stop_worker(self._proc, self._conn, graceful=False)
+                advice = "raise its timeout or shrink the batch"
+                if doing == _STARTING:
+                    advice = ("raise startup_timeout_s (in a Dagster run: resources.generation.config."
+                              "startup_timeout_s) if the machine is only slow")
                 raise WorkerDiedError(f"the engine worker took over {timeout_s:.0f} s {doing} and was stopped; "
-                                      f"raise its timeout or shrink the batch. Log:\n{self.log_tail()}", self.log_path)
+                                      f"{advice}. Log:\n{self.log_tail()}", self.log_path)
         try:
             return self._conn.recv()
         except EOFError:
@@ -133,23 +143,55 @@ class WorkerProcess:
                                   self.log_path) from None
 
 
-def _stop_worker(proc: subprocess.Popen[bytes], conn: Connection) -> None:
-    """Ask the worker to exit, then terminate/kill it if it does not; runs at close, GC or exit."""
+def _stop_worker(proc: subprocess.Popen[bytes], conn: Connection, graceful: bool = True) -> None:
+    """Ask the worker to exit (unless not ``graceful``), then terminate/kill it if it does not, then whatever of its
+    process group is left; runs at close, GC or exit."""
     try:
-        if proc.poll() is None:
+        if graceful and proc.poll() is None:
             conn.send(("shutdown", None))
     except OSError:
         pass
     finally:
         conn.close()
-    for stop in (None, proc.terminate, proc.kill):
+    for stop in (None, proc.terminate, proc.kill)[0 if graceful else 1:]:
         if stop is not None:
             stop()
         try:
             proc.wait(timeout=WORKER_SHUTDOWN_S)
-            return
+            break
         except subprocess.TimeoutExpired:
             continue
+    _stop_group(proc.pid)
+
+
+def _group_running(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is still running (zombies awaiting their reaper have exited)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        state, _, group = text[text.rindex(")") + 2:].split()[:3]  # fields 3 and 5 of proc(5)
+        if int(group) == pgid and state != "Z":
+            return True
+    return not Path("/proc/self/stat").exists()  # no /proc (macOS): trust killpg
+
+
+def _stop_group(pgid: int) -> None:
+    """Stop what is left of the worker's process group: SIGTERM, then SIGKILL what outlives WORKER_SHUTDOWN_S.
+    multiprocessing's resource_tracker ignores SIGTERM but exits by itself (cleaning up) once the others are gone."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if not _group_running(pgid):
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, sig)
+        deadline = time.monotonic() + WORKER_SHUTDOWN_S
+        while _group_running(pgid) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 def serve(conn: Connection, build: Callable[[Any], Engine], alive: Callable[[Engine], bool] | None = None) -> None:

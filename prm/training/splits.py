@@ -7,7 +7,9 @@ right solutions where the data has them.
 and each outcome (a solution with a wrong step, an all-correct solution) that the split lacks, moves in one
 problem with that outcome from a split that keeps another, or from a later split in that order. Every label method
 reads the same map (it depends on exact truth alone), so all PRMs still share their held-out problems; a problem
-keeps its split when rows are added unless it is one that was moved.
+keeps its split when rows are added unless it is one that was moved. Several sources named together (a flywheel's
+window of rounds) are stratified one source at a time: each round's held-out samples, where its PRM is compared
+with the last one, get both outcomes, and a round keeps its split when later rounds join the window.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 
 # Per problem, which outcomes its gradable, model-written solutions with exact truth have (what evaluation reads).
 _OUTCOMES_SQL = f"""
-SELECT p.problem_id, any_value(p.n_gold_steps) AS n_gold_steps,
+SELECT p.problem_id, any_value(p.source) AS source, any_value(p.n_gold_steps) AS n_gold_steps,
        coalesce(bool_or(so.first_error_truth >= 0), false) AS has_wrong,
        coalesce(bool_or(so.first_error_truth = -1), false) AS has_right
 FROM problems p JOIN solutions so ON so.problem_id = p.problem_id
@@ -115,11 +117,18 @@ def stratify(problems: list[Mapping[str, Any]], config: TrainingSetConfig) -> Pr
 
 
 def stratified_splits(con: duckdb.DuckDBPyConnection, config: TrainingSetConfig) -> ProblemSplits:
-    """:func:`stratify` over the problems of ``config.source`` (one, several, or every source) in the warehouse."""
+    """:func:`stratify` over the problems of ``config.source`` (one, or every source) in the warehouse; several
+    sources named in a tuple are stratified one at a time (see the module docstring)."""
     source_filter, params = source_clause(config.source)
     cursor = con.execute(_OUTCOMES_SQL.format(source_filter=source_filter), params)
     names = [d[0] for d in cursor.description]
-    return stratify([dict(zip(names, values, strict=True)) for values in cursor.fetchall()], config)
+    rows = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+    if not isinstance(config.source, tuple):
+        return stratify(rows, config)
+    moved: dict[str, str] = {}
+    for source in config.source:
+        moved.update(stratify([r for r in rows if r["source"] == source], config).moved)
+    return ProblemSplits(config, moved)
 
 
 def held_out_outcomes(solutions: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, dict[str, int]]:

@@ -196,3 +196,18 @@ def test_the_cli_releases_a_run_by_hand_and_refuses_an_unknown_one(tmp_path: Pat
         assert instance.get_run_by_id(run_id).status == dg.DagsterRunStatus.FAILURE
     assert main(["--run", "no-such-run"]) == 1
     assert capsys.readouterr().err.startswith("Error: no run no-such-run")
+
+
+def test_a_dead_run_that_holds_no_slot_is_released_too(pooled, dead_tags) -> None:
+    """Killed between two pool steps (issue 38 item 12): no slot, but STARTED for good unless released."""
+    dead = _run(pooled, dead_tags)
+    live = _run(pooled, owner_tags())
+    unknown = _run(pooled, {})  # no process to judge: left alone
+    released = release_dead_runs(pooled)
+    assert [h.run_id for h in released] == [dead]
+    assert released[0].released() == f"released dead run {dead} ({released[0].status}, pid {dead_tags[PID_TAG]} " \
+                                      "gone), which held no pool slot"
+    statuses = {r: pooled.get_run_by_id(r).status for r in (dead, live, unknown)}
+    assert statuses == {dead: dg.DagsterRunStatus.FAILURE, live: dg.DagsterRunStatus.STARTED,
+                        unknown: dg.DagsterRunStatus.STARTED}
+    assert release_dead_runs(pooled) == []
