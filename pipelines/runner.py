@@ -65,7 +65,7 @@ def run_recipe(recipe: Recipe, day: str, refresh_config: dict | None = None) -> 
     instance = dg.DagsterInstance.get()
     # A run killed earlier (kill -9, a closed terminal) still holds its pool slot: free it, or this run waits forever.
     for holder in release_dead_runs(instance):
-        say(f"released pool '{holder.pool}' from dead {holder.describe()}")
+        say(holder.released())
     register_sources(instance, [recipe.source])
     results = []
     if recipe.policy.model == ARITH_POLICY_NAME:  # the shipped policy: check (or rebuild) it first

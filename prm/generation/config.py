@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from prm.generation.constants import ENGINE_CALL_TIMEOUT_S, ENGINE_STARTUP_TIMEOUT_S
@@ -79,8 +80,8 @@ class GenerationConfig:
         if self.max_retries < 0 or self.backoff_s < 0:
             raise ValueError("max_retries and backoff_s must be >= 0")
         for name in ("startup_timeout_s", "call_timeout_s", "request_timeout_s"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name}={getattr(self, name)} must be > 0 seconds")
+            if not math.isfinite(getattr(self, name)) or getattr(self, name) <= 0:
+                raise ValueError(f"{name}={getattr(self, name)} must be a finite number of seconds > 0")
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url={self.base_url!r} must start with http:// or https://")
         if isinstance(self.base_urls, str):

@@ -22,6 +22,8 @@ from prm.generation.vllm_worker import cpu_has_native_bf16, engine_kwargs
         ({"max_concurrency": 0}, "max_concurrency=0"),
         ({"max_retries": -1}, "max_retries"),
         ({"request_timeout_s": 0}, "request_timeout_s"),
+        ({"startup_timeout_s": float("nan")}, "startup_timeout_s=nan must be a finite"),  # NaN <= 0 is False
+        ({"call_timeout_s": float("inf")}, "call_timeout_s=inf must be a finite"),
         ({"base_url": "localhost:8000"}, "http://"),
     ],
 )
