@@ -19,12 +19,19 @@ if str(REPO) not in sys.path:
 import mkdocs_gen_files  # noqa: E402 - after the repo is importable
 
 from docs.hooks import reference, sync  # noqa: E402
-from docs.hooks.results_pages import STUDIES, render_index, render_policy_card, render_study  # noqa: E402
+from docs.hooks.results_pages import (  # noqa: E402
+    STUDIES,
+    render_index,
+    render_policy_card,
+    render_prm_card,
+    render_study,
+)
 
 RESULTS = REPO / "benchmarks" / "results"
 # A warning under mkdocs' logger fails a --strict build: the committed picture and README table must match.
 LOG = logging.getLogger("mkdocs.plugins.prm_docs")
 POLICY_CARD = REPO / "prm" / "policy" / "shipped" / "arith-policy" / "policy_card.json"
+PRM_CARD = REPO / "prm" / "training" / "shipped" / "arith-prm" / "prm_card.json"
 
 
 def write(path: str, text: str) -> None:
@@ -41,6 +48,7 @@ def main() -> None:
                 with mkdocs_gen_files.open(f"results/img/{image}", "wb") as f:
                     f.write((RESULTS / image).read_bytes())
     write("results/policy.md", render_policy_card(POLICY_CARD, REPO))
+    write("results/shipped-prm.md", render_prm_card(PRM_CARD, REPO))
     packages = reference.public_packages(REPO)
     write("reference/api/index.md", "# Python API\n\nOne page per package, from its `__all__`.\n\n" + "\n".join(
         f"- [`{name}`]({name}.md)" for name, _ in packages) + "\n")

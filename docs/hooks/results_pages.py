@@ -401,3 +401,32 @@ def render_policy_card(card_path: Path, repo: Path) -> str:
         f"{card.get('eval', {}).get('temperature', MISSING)}", "", card.get("eval_markdown", "").strip(), "",
         "## Recipe", "", table(["field", "value"], [[f"`{k}`", f"`{v}`"] for k, v in config.items()]),
     ]) + "\n"
+
+
+def render_prm_card(card_path: Path, repo: Path) -> str:
+    """The shipped PRM's card as a page: its recipe and its validation/test figures beside the constant baseline."""
+    import json
+
+    from prm.training.ship import figures_markdown
+
+    card = json.loads(card_path.read_text(encoding="utf-8"))
+    shipped = card.get("shipped", {})
+    rel = card_path.relative_to(repo).as_posix() if card_path.is_relative_to(repo) else card_path.name
+    p = provenance(repo, rel)
+    recipe = {k: v for k, v in shipped.get("recipe", {}).items() if k != "train"}
+    train = shipped.get("recipe", {}).get("train", {})
+    return "\n".join([
+        "# The shipped PRM's card", "",
+        f"Generated from `{rel}` (commit `{p.commit}`, {p.date}) when the site is built; `make prm` rebuilds the "
+        "checkpoint and its card. The demo checks its weight digests and evaluates it on each partition; the GRPO "
+        "smoke run uses it as the reward.", "",
+        table(["base model", "head", "label method", "optimizer steps", "weights sha256"],
+              [[card.get("base_model", MISSING), card.get("head", MISSING), card.get("label_method", MISSING),
+                num(card.get("global_step"), 0),
+                f"`{str(shipped.get('weights_sha256', {}).get('model.safetensors'))[:12]}`"]]), "",
+        f"## Held-out test sets (best-of-{shipped.get('bon_n', MISSING)}, 95% intervals over problems)", "",
+        figures_markdown(shipped.get("figures", {})), "",
+        "## Data recipe", "", table(["field", "value"], [[f"`{k}`", f"`{v}`"] for k, v in recipe.items()]), "",
+        "## Training config", "",
+        table(["field", "value"], [[f"`{k}`", f"`{v}`"] for k, v in train.items()]),
+    ]) + "\n"
