@@ -105,6 +105,33 @@ def _logits_and_targets(model: Any, ref: Any, batch: list[tuple[Any, Any]], labe
 
 
 Row = tuple[str, Sequence[str], Any]  # question, steps, target
+# Logits held at once per forward pass (batch x tokens x vocabulary): a batch over it is split into micro-batches
+# whose gradients add up to the batch's (a 16 x 350-token batch of a 49k-vocabulary model holds 275M logits per model,
+# ~4 GB with their log-softmax and gradients, on top of the activations).
+LOGITS_PER_PASS = 32_000_000
+
+
+def _n_targets(batch: Sequence[tuple[Any, Any]], labels: str) -> int:
+    return len(batch) if labels == "outcome" else sum(t is not None for _, target in batch for t in target)
+
+
+def _accumulate(model: Any, ref: Any, batch: list[tuple[Any, Any]], config: ImplicitPRMConfig, *, vocab: int
+                ) -> torch.Tensor:
+    """Backpropagate the batch's mean cross-entropy in micro-batches of at most :data:`LOGITS_PER_PASS` logits;
+    returns the batch's loss (detached). The gradient equals one pass over the whole batch, up to float order."""
+    total = max(_n_targets(batch, config.labels), 1)
+    width = max(len(e.input_ids) for e, _ in batch)
+    size = max(1, LOGITS_PER_PASS // max(width * vocab, 1))
+    loss = torch.zeros(())
+    for i in range(0, len(batch), size):
+        chunk = batch[i: i + size]
+        if _n_targets(chunk, config.labels) == 0:
+            continue
+        logit, target = _logits_and_targets(model, ref, chunk, config.labels, config.beta, config.ref_floor)
+        part = torch.nn.functional.binary_cross_entropy_with_logits(logit, target, reduction="sum") / total
+        part.backward()
+        loss += part.detach().cpu()
+    return loss
 
 
 def _negatives(tokenizer: Any, batch: Sequence[Row], rows: Sequence[Row], share: float, rng: random.Random
@@ -174,6 +201,7 @@ def fit_implicit(rows: Sequence[tuple[str, Sequence[str], Any]], config: Implici
     neg_rng = random.Random(f"negatives-{config.seed}")  # its own stream: the data order is the same without it
     losses: list[list[float]] = []
     tokens, started = 0, time.perf_counter()
+    every = max(1, min(50, config.max_steps // 10))  # ~10 progress lines per run, at most every 50 steps
     model.train()
     for step in range(config.max_steps):
         if len(order) < config.batch_size:
@@ -182,16 +210,14 @@ def fit_implicit(rows: Sequence[tuple[str, Sequence[str], Any]], config: Implici
         batch = [encoded[i] for i in take]
         if config.negatives:
             batch += _negatives(tokenizer, [rows[i] for i in take], rows, config.negatives, neg_rng)
-        logit, target = _logits_and_targets(model, ref, batch, config.labels, config.beta, config.ref_floor)
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(logit, target)
         optimizer.zero_grad()
-        loss.backward()
+        loss = _accumulate(model, ref, batch, config, vocab=int(model.config.vocab_size))
         optimizer.step()
         schedule.step()
         tokens += sum(len(e.input_ids) for e, _ in batch)
         if (step + 1) % 10 == 0 or step + 1 == config.max_steps:
             losses.append([step + 1, round(loss.item(), 6)])
-        if progress and (step + 1) % 50 == 0:
+        if progress and ((step + 1) % every == 0 or step + 1 == config.max_steps):
             elapsed = time.perf_counter() - started
             eta = elapsed / (step + 1) * (config.max_steps - step - 1)
             progress(f"implicit PRM ({config.labels} labels) step {step + 1}/{config.max_steps}: "

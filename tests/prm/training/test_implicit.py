@@ -94,3 +94,31 @@ def test_step_labels_train_each_steps_own_reward(tiny_base: Path, tmp_path: Path
 def test_labels_must_be_outcome_or_step() -> None:
     with pytest.raises(ValueError, match="labels='token'"):
         ImplicitPRMConfig(labels="token")
+
+
+@pytest.mark.parametrize("labels", ["outcome", "step"])
+def test_micro_batches_give_the_whole_batchs_gradient(tiny_base: Path, labels: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch split to bound the logits held at once (a big vocabulary) trains as one pass over it."""
+    import torch
+
+    from prm.training import implicit
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_base)
+    model = AutoModelForCausalLM.from_pretrained(tiny_base, dtype=torch.float32)
+    ref = AutoModelForCausalLM.from_pretrained(tiny_base, dtype=torch.float32).eval()
+    batch = []
+    for p in range(3):
+        for s in range(2):
+            steps, truth = solution_steps(p, s)
+            batch.append((encode_solution(tokenizer, f"Add up problem {p}.", steps),
+                          all(truth) if labels == "outcome" else [None, *truth[1:]]))
+    config = ImplicitPRMConfig(base_model=str(tiny_base), labels=labels, beta=0.5)
+    grads, losses = [], []
+    for budget in (10**12, 1):  # one pass; one solution per pass
+        monkeypatch.setattr(implicit, "LOGITS_PER_PASS", budget)
+        model.zero_grad()
+        losses.append(implicit._accumulate(model, ref, batch, config, vocab=int(model.config.vocab_size)).item())
+        grads.append(torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None]))
+    assert losses[0] == pytest.approx(losses[1], rel=1e-5)
+    assert torch.allclose(grads[0], grads[1], rtol=1e-4, atol=1e-7)
