@@ -10,7 +10,7 @@ from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_la
 from assets.prm import label_source_comparison, prm_evaluation, prm_model, prm_training_set
 from assets.problems import problems
 from assets.resources import GenerationResource, WarehouseResource
-from assets.rl import rl_arms_complete, rl_improves_some_arm, rl_run
+from assets.rl import rl_arms_complete, rl_improves_some_arm, rl_no_arm_hacked, rl_run
 from assets.search import search_comparison_complete
 from assets.verification import consensus_labels, formal_verifications, judge_outcome_from_metadata, judgments
 from prm.evaluation.latest import latest_f1
@@ -278,7 +278,8 @@ CHECKS += [prm_splits_disjoint, prm_both_classes, prm_beats_constant_baseline, p
            threshold_chosen_on_validation(label_source_comparison, "label_source_comparison"),
            *table_checks(prm_evaluation, "prm_evaluations"), *table_checks(prm_evaluation, "step_scores"),
            *table_checks(label_source_comparison, "prm_evaluations")]
-CHECKS += [*table_checks(rl_run, "rl_metrics"), rl_arms_complete, rl_improves_some_arm, search_comparison_complete]
+CHECKS += [*table_checks(rl_run, "rl_metrics"), rl_arms_complete, rl_improves_some_arm, rl_no_arm_hacked,
+           search_comparison_complete]
 CHECKS += [*FLYWHEEL_CHECKS, *table_checks(flywheel_samples, "solutions"),
            *table_checks(flywheel_labels, "step_labels"), label_range_check(flywheel_labels),
            *table_checks(flywheel_policy, "models")]

@@ -1,6 +1,8 @@
 """The RL asset: a short GRPO comparison of the reward arms on the latest PRM (the full one is benchmarks/rl.py)."""
 
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
+from pathlib import Path
+
 import dagster as dg
 
 from assets.prm import trained_prm
@@ -8,8 +10,9 @@ from assets.resources import WarehouseResource
 from prm.models import model_cache_dir, model_version, resolve_model
 from prm.rl import RLRunConfig, compare_arms
 from prm.rl.data import split_pool, warehouse_problems
-from prm.rl.report import latest_run_metrics
+from prm.rl.report import latest_hacked, latest_run_metrics
 from prm.training.artifacts import PRMArtifacts
+from prm.training.ship import SHIPPED_PRM_DIR, verify_shipped_prm
 from warehouse import today
 
 
@@ -22,7 +25,11 @@ class RLAssetConfig(dg.Config):
     # answer, which the reward and the held-out accuracy grade against); None = every source. The difficulties
     # below are gold step counts (problems.n_gold_steps): set them to ones the source holds.
     source: str | None = None
-    arms: list[str] = ["outcome", "prm_min", "prm_sum"]  # prm.rl.ARMS; "prm_min_prof" (PROF), "process" (per token)
+    # The reward PRM: "trained" (the prm_model asset's), "shipped" (prm/training/shipped/arith-prm, digest-checked)
+    # or a PRM folder.
+    prm: str = "trained"
+    # prm.rl.ARMS; also "prm_min_prof" (PROF), "process" (per token), "prime"/"prime_plain" (online implicit PRM)
+    arms: list[str] = ["outcome", "prm_min", "prm_sum"]
     steps: int = 6  # GRPO steps per arm, the same for every arm
     batch_size: int = 16  # completions per step (4 prompts x 4)
     num_generations: int = 4
@@ -42,6 +49,21 @@ class RLAssetConfig(dg.Config):
                            eval_samples=self.eval_samples, seed=self.seed, save_policy=False)
 
 
+def _reward_prm(choice: str) -> Path:
+    """The PRM folder ``choice`` names; a Failure that says what to do when it is missing or fails its check."""
+    if choice == "trained":
+        return trained_prm(PRMArtifacts.default())
+    if choice == "shipped":
+        try:
+            verify_shipped_prm(SHIPPED_PRM_DIR)
+        except ValueError as exc:
+            raise dg.Failure(str(exc)) from exc
+        return SHIPPED_PRM_DIR
+    if not Path(choice).is_dir():
+        raise dg.Failure(f"rl_run.prm={choice!r} is neither 'trained', 'shipped' nor a PRM folder")
+    return Path(choice)
+
+
 @dg.asset(group_name="rl", kinds={"pytorch"}, pool="rl", deps=["prm_model", "problems"],
           description="TRL GRPO on the warm-started policy over the warehouse's problems with a gold answer, one arm "
           "per reward (outcome only, PRM min-form + outcome, PRM summed + outcome) with the same budget: held-out "
@@ -49,7 +71,7 @@ class RLAssetConfig(dg.Config):
           "the reward curves.")
 def rl_run(context: dg.AssetExecutionContext, config: RLAssetConfig,
            warehouse: WarehouseResource) -> dg.MaterializeResult:
-    prm_folder = trained_prm(PRMArtifacts.default())
+    prm_folder = _reward_prm(config.prm)
     policy = resolve_model(config.policy)
     out = model_cache_dir() / "rl" / context.run_id
     run_config = config.to_library()
@@ -106,3 +128,15 @@ def rl_improves_some_arm(warehouse: WarehouseResource) -> dg.AssetCheckResult:
                                description=f"best arm {best}: held-out accuracy {gains[best]:+.3f}" if best
                                else "no arm has before and after accuracy")
 
+
+@dg.asset_check(asset=rl_run, description="No arm of the latest run was marked hacked: steps per completion moved "
+                "more than 30% from the start while held-out accuracy fell (prm.rl.curve.hacked_at). Warns only: "
+                "a hacked arm is a finding about its reward, not a broken run.")
+def rl_no_arm_hacked(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    hacked = latest_hacked(warehouse.get())
+    flagged = {arm: step for arm, step in hacked.items() if step is not None}
+    return dg.AssetCheckResult(passed=bool(hacked) and not flagged, severity=dg.AssetCheckSeverity.WARN,
+                               metadata={"arms": len(hacked), "hacked": len(flagged)},
+                               description=(", ".join(f"{arm} hacked at step {step}" for arm, step in
+                                                      sorted(flagged.items())) or "no arm hacked") if hacked
+                               else "the latest run has no run/hacked rows")

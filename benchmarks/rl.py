@@ -3,11 +3,18 @@
 Run: ``.venv/bin/python benchmarks/rl.py [--prm DIR] [--steps 100]`` (CPU: ~40 min on a shared 2-core box: ~18 for the
 truth PRM, ~7 per arm; on a GPU machine the same script trains in bf16 and generates with vLLM where it imports).
 
-Arms (prm.rl.ARMS): outcome only (Math-Verify), PRM min-form + outcome, PRM summed + outcome (the naive form,
-to see whether it is hacked), and ``process``: DeepSeekMath's process-supervised GRPO (per-token advantages from
-the group-normalised step scores, mixed with the outcome advantage; prm.rl.process_grpo), with the same steps,
-problems and held-out set; ``--arms ... prm_min_prof`` adds the PROF-filtered arm. Training problems have
-9-10 operations (the policy was trained on 1-8) plus an equal share of 6-8; held-out problems are 6-10.
+Arms (prm.rl.ARMS; default the issue's five): outcome only (Math-Verify), PRM min-form + outcome, ``process``:
+DeepSeekMath's process-supervised GRPO (per-token advantages from the group-normalised step scores, mixed with
+the outcome advantage; prm.rl.process_grpo), ``prime``: PRIME's online implicit PRM started from the LM-head PRM,
+and ``prime_plain``: the same started from the policy (prm.rl.prime), with the same steps, problems and held-out
+set. ``--arms`` picks others: ``prm_sum`` (the naive summed form), ``prm_min_prof`` (PROF-filtered),
+``prm_soft_min`` (PURE's soft min), ``process_pure`` (PURE's soft min-form credit with a per-token baseline),
+``process_clip_delta`` (Clip-Delta credit). Training problems have 9-10 operations (the policy was trained on
+1-8) plus an equal share of 6-8; held-out problems are 6-10, measured before, after and every ``--eval-every``
+steps; a run whose steps per completion move > 30% while held-out accuracy falls is marked ``hacked``.
+
+Three seeds for benchmarks/rl_seeds.py: ``for s in 0 1 2; do .venv/bin/python benchmarks/rl.py --seed $s --out
+models/rl/benchmark-seed$s; done``.
 
 The PRM: ``--prm DIR`` (e.g. ``models/prm/model``, the ``prm_model`` asset's), else one trained here on exact
 step truth of the policy's own samples (``--truth-prm-steps`` optimizer steps, kept under ``<out>/truth-prm``
@@ -18,7 +25,8 @@ Each stage prints a line; the last stdout line is one JSON object: ``arms`` (per
 held-out accuracy before and after with 95% intervals ``acc_before_ci``/``acc_after_ci`` and the paired
 ``acc_gain_ci`` of after minus before, all bootstrapped over held-out problems; per-step error, steps per
 completion and length before and after, the PRM's lowest step score, the training reward at the start and end,
-train and wall seconds), ``steps_per_arm``, ``prm``, ``policy``, ``plot``, ``wall_s``.
+train and wall seconds, ``hacked``/``hacked_at`` and the held-out ``curve`` of [step, accuracy]),
+``steps_per_arm``, ``prm``, ``policy``, ``plot``, ``wall_s``.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from prm.format import first_error_of, labels_from_first_error, split_steps  # noqa: E402
 from prm.models import model_cache_dir, model_version, resolve_model  # noqa: E402
 from prm.rl import ARMS, RLRunConfig, compare_arms  # noqa: E402
-from prm.rl.constants import PROCESS  # noqa: E402
+from prm.rl.constants import OUTCOME, PRIME, PRIME_PLAIN, PRM_MIN, PROCESS  # noqa: E402
 from prm.tasks.arithmetic import ArithmeticConfig, generate_problems, step_truth  # noqa: E402
 
 TRUTH_PRM_SEED = 7_000  # problem seeds of the truth PRM's data, apart from prm.rl.data's train/eval seeds
@@ -49,11 +57,13 @@ def _args() -> argparse.Namespace:
     p.add_argument("--policy", default="arith-policy", help="policy name or folder")
     p.add_argument("--prm", default=None, help="PRM folder (default: a PRM trained here on exact step truth)")
     p.add_argument("--out", default=str(model_cache_dir() / "rl" / "benchmark"), help="output folder")
-    p.add_argument("--arms", nargs="+", default=[*RLRunConfig().arms, PROCESS], choices=tuple(ARMS))
+    p.add_argument("--arms", nargs="+", default=[OUTCOME, PRM_MIN, PROCESS, PRIME, PRIME_PLAIN], choices=tuple(ARMS))
     p.add_argument("--steps", type=int, default=RLRunConfig().steps, help="GRPO steps per arm (same for all)")
     p.add_argument("--learning-rate", type=float, default=RLRunConfig().learning_rate)
     p.add_argument("--eval-problems", type=int, default=RLRunConfig().eval_problems, help="per difficulty")
     p.add_argument("--eval-samples", type=int, default=RLRunConfig().eval_samples)
+    p.add_argument("--eval-every", type=int, default=20, help="held-out accuracy every N steps (0: before and "
+                   "after only): the learning curve and the hack rule")
     p.add_argument("--truth-prm-steps", type=int, default=None,
                    help="optimizer steps of the fallback truth PRM (default: PRMTrainConfig's, the LM head's 400)")
     p.add_argument("--seed", type=int, default=0)
@@ -118,7 +128,8 @@ def main() -> None:
         prm = truth_prm(policy, out / "truth-prm", args.truth_prm_steps, args.seed)
     _emit({"policy": model_version(policy), "prm": model_version(prm)})
     config = RLRunConfig(arms=tuple(args.arms), steps=args.steps, learning_rate=args.learning_rate,
-                         eval_problems=args.eval_problems, eval_samples=args.eval_samples, seed=args.seed)
+                         eval_problems=args.eval_problems, eval_samples=args.eval_samples, seed=args.seed,
+                         eval_every=args.eval_every)
     comparison = compare_arms(policy, prm, config, out, resume=not args.fresh,
                               progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(comparison.markdown, flush=True)

@@ -7,7 +7,14 @@ compared with the outcome-only arm on the same problems of the same seed (every 
 
 Prints a markdown table, then one JSON object: per arm ``seeds``, pooled ``acc_before``/``acc_after`` with 95%
 intervals, the paired ``acc_gain_ci``, ``vs_outcome`` (after-accuracy minus the outcome arm's) with its paired
-interval, per-seed gains, and the mean per-step error, steps per completion and characters before and after.
+interval, per-seed gains, and the mean per-step error, steps per completion and characters before and after;
+``steps_total`` (the arm's RL steps per seed), ``steps_to_outcome_final`` (the mean over seeds of the first
+measured step at which the arm's held-out accuracy reached the outcome-only arm's final accuracy of that seed;
+null when a seed never did; per seed in ``steps_to_outcome_final_per_seed``, with ``steps_to_outcome_final_ci``
+over seeds) and ``hacked_seeds`` (indices, in the order given, of the seeds the hack rule marked,
+prm.rl.curve.hacked_at), and ``curve``: [step, mean accuracy over seeds, lowest, highest] at every step all seeds
+measured. ``--plot PATH`` draws those curves (held-out accuracy against RL step, a band from the lowest to the
+highest seed) for the README.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from prm.evaluation.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci  # noqa: E402
 from prm.format.markdown import markdown_table  # noqa: E402
 from prm.rl.constants import OUTCOME, RESULT_FILE  # noqa: E402
+from prm.rl.grpo import ArmResult  # noqa: E402
 
 HACKING = ("step_err", "steps", "chars")  # summary fields reported before -> after, averaged over seeds
 
@@ -40,8 +48,82 @@ def _accuracy(result: dict[str, Any], when: str) -> list[float]:
     return list(result[when]["table"]["problem_accuracy"])
 
 
+def steps_to_reach(curve: list[tuple[int, float]], target: float) -> int | None:
+    """The first step of a held-out curve ([(step, accuracy)], in step order) whose accuracy is >= ``target``.
+
+    >>> steps_to_reach([(0, 0.3), (20, 0.38), (40, 0.45), (60, 0.44)], 0.44), steps_to_reach([(0, 0.3)], 0.4)
+    (40, None)
+    """
+    return next((step for step, acc in curve if acc >= target - 1e-12), None)
+
+
+def _curve_and_hacked(result: dict[str, Any]) -> tuple[list[tuple[int, float]], bool, int]:
+    """(held-out curve [(step, accuracy)], hacked, steps) of one result.json: a full result is read back through
+    prm.rl's own ArmResult (so results written before the curve and the hack rule existed get both, from before
+    and after); a summary-only one from its summary's ``curve``/``hacked`` or its before and after."""
+    try:
+        res = ArmResult.from_dict(result)
+    except (KeyError, TypeError):
+        summary = result.get("summary", {})
+        steps = int(result.get("steps") or summary.get("steps") or 0)
+        curve = summary.get("curve") or [[0, summary["acc_before"]], [steps, summary["acc_after"]]]
+        return [(int(a), float(b)) for a, b in curve], bool(summary.get("hacked", False)), steps
+    return [(p.step, p.accuracy) for p in res.heldout_points], res.hacked_at is not None, res.steps
+
+
+def efficiency(runs: list[dict[str, dict[str, Any]]], arm: str) -> dict[str, Any]:
+    """``steps_total``, ``steps_to_outcome_final`` (+ per seed and interval over seeds) and ``hacked_seeds``."""
+    read = [_curve_and_hacked(r[arm]) for r in runs]
+    targets = [_curve_and_hacked(r[OUTCOME])[0][-1][1] if OUTCOME in r else None for r in runs]
+    per_seed = [None if t is None else steps_to_reach(curve, t) for (curve, _, _), t in zip(read, targets, strict=True)]
+    reached = [float(s) for s in per_seed if s is not None]
+    every = bool(per_seed) and len(reached) == len(per_seed)
+    return {"steps_total": min(steps for _, _, steps in read),
+            "steps_to_outcome_final": sum(reached) / len(reached) if every else None,
+            "steps_to_outcome_final_ci": bootstrap_mean_ci(reached) if every and len(reached) > 1 else None,
+            "steps_to_outcome_final_per_seed": per_seed,
+            "hacked_seeds": [i for i, (_, hacked, _) in enumerate(read) if hacked],
+            "curve": seed_band([curve for curve, _, _ in read])}
+
+
+def seed_band(curves: list[list[tuple[int, float]]]) -> list[list[float]]:
+    """[step, mean, lowest, highest] of held-out accuracy over seeds at each step every seed measured.
+
+    >>> seed_band([[(0, 0.2), (20, 0.4)], [(0, 0.4), (10, 0.5), (20, 0.6)]])
+    [[0, 0.30000000000000004, 0.2, 0.4], [20, 0.5, 0.4, 0.6]]
+    """
+    by_step = [dict(c) for c in curves]
+    steps = sorted(set.intersection(*(set(d) for d in by_step))) if by_step else []
+    return [[step, sum(d[step] for d in by_step) / len(by_step), min(d[step] for d in by_step),
+             max(d[step] for d in by_step)] for step in steps]
+
+
+def plot_curves(pooled: dict[str, dict[str, Any]], path: Path) -> Path:
+    """Held-out accuracy against RL step per arm: the mean over seeds, a band from the lowest to the highest."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from prm.evaluation.plots import save_png
+
+    fig = Figure(figsize=(7, 4.5))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    for arm, row in pooled.items():
+        steps, mean, low, high = zip(*row["curve"], strict=True) if row["curve"] else ((), (), (), ())
+        line = ax.plot(steps, mean, marker="o", label=f"{arm} ({row['seeds']} seeds)")[0]
+        ax.fill_between(steps, low, high, alpha=0.15, color=line.get_color())
+    ax.set_xlabel("RL step")
+    ax.set_ylabel("held-out answer accuracy")
+    ax.set_title("Held-out accuracy during RL: mean over seeds, band lowest to highest seed", fontsize="medium")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return save_png(fig, path)
+
+
 def pool(runs: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
-    """Per arm present in every run: pooled accuracies, paired gains and the comparison with outcome-only."""
+    """Per arm present in every run: pooled accuracies, paired gains, the comparison with outcome-only, the steps
+    to reach outcome-only's final accuracy and the seeds marked hacked."""
     arms = [a for a in runs[0] if all(a in r for r in runs)]
     out: dict[str, dict[str, Any]] = {}
     for arm in arms:
@@ -62,7 +144,7 @@ def pool(runs: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
             for when in ("before", "after"):
                 values = [r[arm]["summary"][f"{name}_{when}"] for r in runs]
                 row[f"{name}_{when}"] = sum(values) / len(values)
-        out[arm] = row
+        out[arm] = row | efficiency(runs, arm)
     return out
 
 
@@ -82,16 +164,22 @@ def pooled_markdown(pooled: dict[str, dict[str, Any]]) -> str:
              else "-",
              "step error": f"{r['step_err_before']:.3f} → {r['step_err_after']:.3f}",
              "steps/completion": f"{r['steps_before']:.2f} → {r['steps_after']:.2f}",
-             "chars": f"{r['chars_before']:.0f} → {r['chars_after']:.0f}"} for arm, r in pooled.items()]
+             "chars": f"{r['chars_before']:.0f} → {r['chars_after']:.0f}",
+             "steps to outcome's final": "-" if r["steps_to_outcome_final"] is None else
+             f"{r['steps_to_outcome_final']:.0f} / {r['steps_total']}",
+             "hacked seeds": ", ".join(map(str, r["hacked_seeds"])) or "-"} for arm, r in pooled.items()]
     return markdown_table(rows, render=str)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="the --out folders of finished benchmarks/rl.py runs")
+    parser.add_argument("--plot", type=Path, default=None, help="write the accuracy-against-step plot here (PNG)")
     args = parser.parse_args()
     pooled = pool([_results(run) for run in args.runs])
     print(pooled_markdown(pooled), flush=True)
+    if args.plot:
+        print(f"plot: {plot_curves(pooled, args.plot)}", flush=True)
     print(json.dumps({"runs": [str(r) for r in args.runs], "arms": pooled}), flush=True)
 
 

@@ -138,6 +138,7 @@ class RLSpec:
     run: bool = False  # whether `prm-pipeline run` runs the rl job after the PRM
     policy: str | None = None  # None: the recipe's policy
     steps: int | None = None
+    prm: str | None = None  # the reward PRM: "trained" (the prm_model asset's), "shipped" or a folder; None: trained
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,7 @@ def _prm(recipe: Recipe) -> dict:
 def _rl(recipe: Recipe) -> dict:
     # A file source trains on its own problems; the built-in generator's default reads every arithmetic source.
     source = recipe.source if recipe.source not in BUILTIN_SOURCES else None
-    values = _set({"policy": recipe.rl_policy, "steps": recipe.rl.steps, "source": source})
+    values = _set({"policy": recipe.rl_policy, "steps": recipe.rl.steps, "source": source, "prm": recipe.rl.prm})
     return {"ops": {"rl_run": {"config": _checked("ops.rl_run", RLAssetConfig, values, set(values))}}}
 
 

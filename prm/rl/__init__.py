@@ -1,10 +1,12 @@
 """RL runs that feed the PRM to TRL's GRPO: one arm per reward (outcome only, PRM min-form + outcome, PRM
-summed + outcome, and ``process``: DeepSeekMath's per-token process advantages, prm.rl.process_grpo), the same
-policy, problems and budget for each, held-out accuracy and hacking signals before and after. Never imports
-dagster; TRL is imported when a run starts.
+summed + outcome, ``process``: DeepSeekMath's per-token process advantages, prm.rl.process_grpo, with PURE's and
+Clip-Delta's credit as options, prm.rl.credit; and ``prime``: PRIME's online implicit PRM, prm.rl.prime), the same
+policy, problems and budget for each, held-out accuracy and hacking signals before, along (prm.rl.curve) and
+after, and runs marked ``hacked``. Never imports dagster; TRL is imported when a run starts.
 """
 
 from prm.rl.config import ARMS, RLRunConfig
+from prm.rl.curve import HeldOutPoint, hacked_at
 from prm.rl.grpo import ArmResult, HeldOut, run_grpo
 from prm.rl.report import Comparison, compare_arms, metric_rows, plot_arms
 
@@ -13,8 +15,10 @@ __all__ = [
     "ArmResult",
     "Comparison",
     "HeldOut",
+    "HeldOutPoint",
     "RLRunConfig",
     "compare_arms",
+    "hacked_at",
     "metric_rows",
     "plot_arms",
     "run_grpo",

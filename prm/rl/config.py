@@ -7,7 +7,21 @@ from dataclasses import asdict, dataclass, fields
 from types import MappingProxyType
 
 from prm.rewards import RewardConfig
-from prm.rl.constants import GENERATIONS, OUTCOME, PRM_MIN, PRM_MIN_PROF, PRM_SUM, PROCESS
+from prm.rewards.constants import DEFAULT_TEMPERATURE
+from prm.rl.constants import (
+    GENERATIONS,
+    OUTCOME,
+    PRIME,
+    PRIME_PLAIN,
+    PRM_MIN,
+    PRM_MIN_PROF,
+    PRM_SOFT_MIN,
+    PRM_SUM,
+    PROCESS,
+    PROCESS_CLIP_DELTA,
+    PROCESS_PURE,
+)
+from prm.rl.prime import PrimeConfig
 from prm.rl.process_grpo import ProcessConfig
 from prm.tasks.arithmetic import MAX_OPS, OPERATORS, STYLES
 
@@ -21,9 +35,25 @@ ARMS: MappingProxyType[str, RewardConfig] = MappingProxyType({
     # The process arm's reward function returns the outcome only (TRL's advantage is then the outcome one) and
     # records the PRM's step scores; PROCESS_ARMS says how the per-token advantages mix the two.
     PROCESS: RewardConfig(shaping="min", outcome_weight=1.0),
+    PROCESS_PURE: RewardConfig(shaping="min", outcome_weight=1.0),
+    PROCESS_CLIP_DELTA: RewardConfig(shaping="min", outcome_weight=1.0),
+    PRM_SOFT_MIN: RewardConfig(shaping="soft_min", temperature=DEFAULT_TEMPERATURE, outcome_weight=0.5),
+    # The prime arms' reward function returns the outcome (PRIME's verifier) and records the reward PRM's step
+    # scores for the logs; their advantages come from the online implicit PRM (PRIME_ARMS).
+    PRIME: RewardConfig(shaping="min", outcome_weight=1.0),
+    PRIME_PLAIN: RewardConfig(shaping="min", outcome_weight=1.0),
 })
 # Arms trained by prm.rl.process_grpo's trainer (per-token advantages) instead of TRL's GRPOTrainer.
-PROCESS_ARMS: MappingProxyType[str, ProcessConfig] = MappingProxyType({PROCESS: ProcessConfig()})
+PROCESS_ARMS: MappingProxyType[str, ProcessConfig] = MappingProxyType({
+    PROCESS: ProcessConfig(),
+    PROCESS_PURE: ProcessConfig(credit="pure"),
+    PROCESS_CLIP_DELTA: ProcessConfig(credit="clip_delta"),
+})
+# Arms trained by prm.rl.prime's trainer: PRIME's online implicit PRM, from the LM-head PRM or from the policy.
+PRIME_ARMS: MappingProxyType[str, PrimeConfig] = MappingProxyType({
+    PRIME: PrimeConfig(start="prm"),
+    PRIME_PLAIN: PrimeConfig(start="policy"),
+})
 
 
 @dataclass(frozen=True)
@@ -37,7 +67,7 @@ class RLRunConfig:
     >>> RLRunConfig(arms=("outcome", "prm_mean"))
     Traceback (most recent call last):
     ...
-    ValueError: arms ('prm_mean',) are unknown; choose from ('outcome', 'prm_min', 'prm_sum', 'prm_min_prof', 'process')
+    ValueError: arms ('prm_mean',) are unknown; choose from ('outcome', 'prm_min', 'prm_sum', 'prm_min_prof', ...
     """
 
     arms: tuple[str, ...] = (OUTCOME, PRM_MIN, PRM_SUM)  # the issue's three; PRM_MIN_PROF is the optional fourth
@@ -73,6 +103,9 @@ class RLRunConfig:
     eval_problems: int = 24  # per difficulty, never trained on (x eval_samples: 480 samples, ~1 min on CPU)
     eval_samples: int = 4  # samples per problem at eval_temperature
     eval_temperature: float = 1.0  # as the policy card and the training samples
+    # Held-out accuracy (and steps, characters, PRM score) every this many steps besides before and after
+    # (prm.rl.curve): the learning curve, and what marks a run hacked. 0: before and after only.
+    eval_every: int = 0
     logging_steps: int = 1  # every step: the reward curve is the point
     save_policy: bool = True  # keep each arm's trained policy under <out>/<arm>/policy
 
@@ -91,6 +124,8 @@ class RLRunConfig:
                      "eval_problems", "eval_samples", "logging_steps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
+        if self.eval_every < 0:
+            raise ValueError(f"eval_every={self.eval_every} must be >= 0 (0: held-out accuracy before and after only)")
         if self.num_generations < 2:
             raise ValueError(f"num_generations={self.num_generations} must be >= 2: GRPO's advantage is a "
                              "completion's reward relative to its group, and a group of one has none")

@@ -11,6 +11,16 @@ PRM_MIN_PROF = "prm_min_prof"  # PRM min-form + outcome, PROF-filtered (Ye et al
 # DeepSeekMath's process-supervised GRPO: per-token advantages from group-normalised PRM step scores, mixed
 # with the outcome reward's GRPO advantage (prm.rl.process_grpo)
 PROCESS = "process"
+# Credit that does not pay for fewer, longer steps (prm.rl.credit): the process arm with PURE's soft min-form credit
+# and per-token baseline, the process arm with Gao et al.'s Clip-Delta, and prm_min with PURE's soft min (T = 0.1)
+# in place of the hard min (one scalar per completion: GRPO's group baseline does not count steps).
+PROCESS_PURE = "process_pure"
+PROCESS_CLIP_DELTA = "process_clip_delta"
+PRM_SOFT_MIN = "prm_soft_min"
+# PRIME (prm.rl.prime): an implicit PRM scoring every token, updated online on each step's rollouts and outcomes;
+# started from the step-trained LM-head PRM (prime) or from the policy itself, as PRIME does (prime_plain).
+PRIME = "prime"
+PRIME_PLAIN = "prime_plain"
 # Outcome share of the process arm's advantage, (1 - w) * process + w * outcome: 0.5, the same balance as the
 # scalar PRM arms' outcome_weight (prm.rewards.constants.DEFAULT_OUTCOME_WEIGHT); 0 is DeepSeekMath's pure form.
 DEFAULT_PROCESS_OUTCOME_WEIGHT = 0.5
@@ -38,6 +48,10 @@ TRL_LENGTH = "completions/mean_length"
 TRL_CLIPPED = "completions/clipped_ratio"
 TRL_KL = "kl"
 TRL_ENTROPY = "entropy"
+# Keys the prime trainer logs per step (prm.rl.prime): the online PRM's outcome loss and sign accuracy on the step's
+# fresh rollouts, before its update.
+PRIME_LOSS = "prime/prm_loss"
+PRIME_ACCURACY = "prime/prm_accuracy"
 # Keys the reward adapter logs per batch as "<reward name>/<key>" (prm.rewards.ShapedReward.extras).
 ADAPTER_KEYS = ("outcome_reward", "process_reward", "min_step_score", "n_steps")
 

@@ -25,10 +25,12 @@ import torch
 from prm.evaluation.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci
 from prm.policy.evaluate import EvalTable, default_device, sample_solutions
 from prm.rewards import RewardConfig, Rewarder, load_rewarder
-from prm.rl.config import ARMS, PROCESS_ARMS, RLRunConfig
+from prm.rl.config import ARMS, PRIME_ARMS, PROCESS_ARMS, RLRunConfig
 from prm.rl.constants import (
     ADAPTER_KEYS,
     POLICY_SUBDIR,
+    PRIME_ACCURACY,
+    PRIME_LOSS,
     RESULT_FILE,
     TOP_K,
     TOP_P,
@@ -40,6 +42,7 @@ from prm.rl.constants import (
     TRL_REWARD_STD,
     VLLM_GPU_SHARE,
 )
+from prm.rl.curve import HeldOutPoint, curve_callback, hacked_at
 from prm.rl.data import dataset_rows, eval_problems, split_pool, train_problems, training_prompts
 from prm.rl.gold import score_heldout
 from prm.scoring.config import cuda_bf16
@@ -131,6 +134,13 @@ class CurvePoint:
     clipped_ratio: float | None  # share cut off by max_completion_length
     kl: float | None
     entropy: float | None
+    prm_loss: float | None = None  # prime arms: the online PRM's outcome loss on the step's rollouts, before its update
+    prm_accuracy: float | None = None  # prime arms: its share of those rollouts whose sign matched the outcome
+
+
+def _point(step: int, held: HeldOut) -> HeldOutPoint:
+    """A held-out curve point from a :class:`HeldOut` (no mean step score: HeldOut keeps the lowest only)."""
+    return HeldOutPoint(step, held.accuracy, held.mean_steps, held.mean_chars, None, held.mean_min_step_score)
 
 
 @dataclass(frozen=True)
@@ -148,6 +158,20 @@ class ArmResult:
     train_s: float  # seconds in trainer.train()
     wall_s: float  # seconds for the whole arm (loading, evaluations, training)
     policy_dir: Path | None  # the trained policy, when saved
+    # Held-out points after step 0 (every RLRunConfig.eval_every steps, and the last step's): the learning curve.
+    heldout_curve: tuple[HeldOutPoint, ...] = ()
+
+    @property
+    def heldout_points(self) -> tuple[HeldOutPoint, ...]:
+        """The held-out curve from step 0 (before) to the last step (after)."""
+        last = () if self.heldout_curve and self.heldout_curve[-1].step == self.steps else (_point(self.steps,
+                                                                                                    self.after),)
+        return (_point(0, self.before), *self.heldout_curve, *last)
+
+    @property
+    def hacked_at(self) -> int | None:
+        """The first step the hack rule (:func:`prm.rl.curve.hacked_at`) fired at, None when it did not."""
+        return hacked_at(self.heldout_points)
 
     def summary(self) -> dict[str, Any]:
         """One flat row of the comparison table (``*_before`` / ``*_after`` pairs, pooled over eval_ops).
@@ -167,6 +191,8 @@ class ArmResult:
             "prm_min_before": self.before.mean_min_step_score, "prm_min_after": self.after.mean_min_step_score,
             "reward_first": window_mean(rewards, last=False), "reward_last": window_mean(rewards, last=True),
             "train_s": round(self.train_s, 1), "wall_s": round(self.wall_s, 1),
+            "hacked": self.hacked_at is not None, "hacked_at": self.hacked_at,
+            "curve": [[p.step, p.accuracy] for p in self.heldout_points],  # held-out accuracy against step
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -181,6 +207,7 @@ class ArmResult:
         """
         out = asdict(self)
         out["policy_dir"] = str(self.policy_dir) if self.policy_dir else None
+        out["hacked"] = self.hacked_at is not None
         out["summary"] = self.summary()
         return json.loads(json.dumps(out, default=str))
 
@@ -196,7 +223,8 @@ class ArmResult:
                    curve=tuple(CurvePoint(**p) for p in data["curve"]),
                    first_batch=tuple(Sample(**s) for s in data["first_batch"]),
                    last_batch=tuple(Sample(**s) for s in data["last_batch"]), train_s=data["train_s"],
-                   wall_s=data["wall_s"], policy_dir=Path(data["policy_dir"]) if data["policy_dir"] else None)
+                   wall_s=data["wall_s"], policy_dir=Path(data["policy_dir"]) if data["policy_dir"] else None,
+                   heldout_curve=tuple(HeldOutPoint(**p) for p in data.get("heldout_curve") or ()))
 
 
 def run_key(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig, arm: str | None = None,
@@ -208,15 +236,18 @@ def run_key(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig, ar
 
     key = {"policy": model_version(policy_dir), "prm": model_version(prm_dir), "config": _shared(config.to_dict())}
     if arm in PROCESS_ARMS:
-        key["process"] = asdict(PROCESS_ARMS[arm])
+        key["process"] = PROCESS_ARMS[arm].key()
+    if arm in PRIME_ARMS:
+        key["prime"] = asdict(PRIME_ARMS[arm])
     if problems is not None:  # a pool (the warehouse's problems): the result holds for these problems only
         key["problems"] = stable_id("pool", *sorted(p.problem_id for p in problems))
     return key
 
 
 def _shared(config: Mapping[str, Any]) -> dict[str, Any]:
-    """An arm's config without the list of arms compared (adding an arm must not rerun the finished ones)."""
-    return {k: v for k, v in config.items() if k != "arms"}
+    """An arm's config without the list of arms compared (adding an arm must not rerun the finished ones), and
+    without ``eval_every`` at its 0 (results written before the held-out curve existed keep their key)."""
+    return {k: v for k, v in config.items() if k != "arms" and not (k == "eval_every" and not v)}
 
 
 def load_result(out_dir: str | Path, key: Mapping[str, Any]) -> ArmResult | None:
@@ -265,7 +296,8 @@ def reward_curve(log_history: Iterable[Mapping[str, Any]], reward_name: str) -> 
                                  reward_std=_finite(h.get(TRL_REWARD_STD)),
                                  completion_length=_finite(h.get(TRL_LENGTH)),
                                  clipped_ratio=_finite(h.get(TRL_CLIPPED)), kl=_finite(h.get(TRL_KL)),
-                                 entropy=_finite(h.get(TRL_ENTROPY)), **extra))
+                                 entropy=_finite(h.get(TRL_ENTROPY)), prm_loss=_finite(h.get(PRIME_LOSS)),
+                                 prm_accuracy=_finite(h.get(PRIME_ACCURACY)), **extra))
     return tuple(points)
 
 
@@ -273,14 +305,53 @@ def evaluate_heldout(model: Any, tokenizer: Any, problems: Sequence[ArithmeticPr
                      config: RLRunConfig) -> HeldOut:
     """Sample ``eval_samples`` completions per problem (as :func:`prm.policy.evaluate_model`) and measure
     accuracy, per-step error and steps per difficulty, mean length, and the PRM's mean lowest step score."""
+    return measure_heldout(model, tokenizer, problems, rewarder, config, 0)[0]
+
+
+def _online_step_reading(online: Any, problems: Sequence[Any], samples: Sequence[Sequence[str]]
+                         ) -> tuple[float | None, float | None]:
+    """(step AUC against exact step truth, mean step score) of an online implicit PRM on held-out samples of
+    generated arithmetic (first-error convention); (None, None) where no step has truth or only one class."""
+    from prm.evaluation.metrics import roc_auc
+    from prm.format import first_error_of, labels_from_first_error, split_steps
+    from prm.tasks.arithmetic import step_truth
+
+    items, labels = [], []
+    for problem, texts in zip(problems, samples, strict=True):
+        if not isinstance(problem, ArithmeticProblem):
+            continue
+        for text in texts:
+            steps = split_steps(text)
+            if steps:
+                items.append((problem.question, steps))
+                labels.append(labels_from_first_error(len(steps), first_error_of(step_truth(problem, steps))))
+    if not items:
+        return None, None
+    scores = online.step_scores(items)
+    flat = [(bool(y), x) for ys, xs in zip(labels, scores, strict=True) for y, x in zip(ys, xs, strict=True)
+            if y is not None]
+    mean = sum(x for _, x in flat) / len(flat) if flat else None
+    return roc_auc([y for y, _ in flat], [x for _, x in flat]) if flat else None, mean
+
+
+def measure_heldout(model: Any, tokenizer: Any, problems: Sequence[ArithmeticProblem], rewarder: Rewarder,
+                    config: RLRunConfig, step: int, online: Any = None) -> tuple[HeldOut, HeldOutPoint]:
+    """:func:`evaluate_heldout` and the held-out curve's point at ``step`` from the same samples: the reward
+    PRM's mean step score, and with ``online`` (a prime arm's :class:`~prm.rl.prime.OnlinePRM`) its step AUC."""
     samples = sample_solutions(model, tokenizer, problems, config.eval_samples, config.eval_temperature, config.seed)
     table = score_heldout(problems, samples, config.eval_temperature)  # outcome alone where no step truth
     questions = [p.question for p, texts in zip(problems, samples, strict=True) for _ in texts]
     golds = [str(p.answer) for p, texts in zip(problems, samples, strict=True) for _ in texts]
     texts = [t for texts in samples for t in texts]
     scored = rewarder.score(questions, texts, golds)
-    return HeldOut(table=table, mean_chars=sum(map(len, texts)) / max(len(texts), 1),
+    held = HeldOut(table=table, mean_chars=sum(map(len, texts)) / max(len(texts), 1),
                    mean_min_step_score=sum(s.shaped.min_step_score for s in scored) / max(len(scored), 1))
+    step_scores = [x for s in scored for x in s.steps.scores if math.isfinite(x)]
+    auc, online_mean = _online_step_reading(online, problems, samples) if online is not None else (None, None)
+    point = HeldOutPoint(step, held.accuracy, held.mean_steps, held.mean_chars,
+                         sum(step_scores) / len(step_scores) if step_scores else None, held.mean_min_step_score,
+                         auc, online_mean)
+    return held, point
 
 
 def arm_reward(arm: str, prm_dir: str | Path, tokenizer: Any) -> Callable[..., list[float]]:
@@ -295,12 +366,14 @@ def arm_reward(arm: str, prm_dir: str | Path, tokenizer: Any) -> Callable[..., l
                            eos_token_ids=[tokenizer.eos_token_id, tokenizer.pad_token_id])
 
 
-def arm_trainer(arm: str, prm_dir: str | Path, tokenizer: Any) -> tuple[Callable[..., list[float]], type,
-                                                                         dict[str, Any]]:
+def arm_trainer(arm: str, prm_dir: str | Path, tokenizer: Any, policy_dir: str | Path | None = None
+                ) -> tuple[Callable[..., list[float]], type, dict[str, Any]]:
     """The reward function, trainer class and extra trainer kwargs of ``arm``: TRL's ``GRPOTrainer`` over
     :func:`arm_reward`, or for a process arm (:data:`prm.rl.config.PROCESS_ARMS`) the per-token trainer of
-    :mod:`prm.rl.process_grpo` over the same TRL adapter, whose rewarder records the step scores."""
-    if arm not in PROCESS_ARMS:
+    :mod:`prm.rl.process_grpo` over the same TRL adapter, whose rewarder records the step scores, or for a prime
+    arm (:data:`prm.rl.config.PRIME_ARMS`, needs ``policy_dir``) :mod:`prm.rl.prime`'s trainer and its online
+    implicit PRM (kwarg ``online``)."""
+    if arm not in PROCESS_ARMS and arm not in PRIME_ARMS:
         from trl import GRPOTrainer
 
         return arm_reward(arm, prm_dir, tokenizer), GRPOTrainer, {}
@@ -309,7 +382,14 @@ def arm_trainer(arm: str, prm_dir: str | Path, tokenizer: Any) -> tuple[Callable
 
     recorder = RecordingRewarder(load_rewarder(prm_dir, ARMS[arm]))
     reward = reward_function(recorder, eos_token_ids=[tokenizer.eos_token_id, tokenizer.pad_token_id], name=arm)
-    return reward, process_trainer_class(), {"recorder": recorder, "process": PROCESS_ARMS[arm]}
+    if arm in PROCESS_ARMS:
+        return reward, process_trainer_class(), {"recorder": recorder, "process": PROCESS_ARMS[arm]}
+    from prm.rl.prime import load_online_prm, prime_trainer_class
+
+    if policy_dir is None:
+        raise ValueError(f"arm {arm!r} starts its implicit PRM from the policy or the PRM; pass policy_dir")
+    online = load_online_prm(policy_dir, prm_dir, PRIME_ARMS[arm], tokenizer)
+    return reward, prime_trainer_class(), {"recorder": recorder, "online": online}
 
 
 def _recording(reward: Callable[..., list[float]]) -> tuple[Callable[..., list[float]], list[tuple[Sample, ...]]]:
@@ -429,16 +509,27 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
         if before is None:
             before = evaluate_heldout(model, tokenizer, held, rewarder, config)
         train = pooled if pooled is not None else train_problems(config, exclude={p.problem_id for p in held})
-        arm_fn, trainer_cls, trainer_kwargs = arm_trainer(arm, prm_dir, tokenizer)
+        arm_fn, trainer_cls, trainer_kwargs = arm_trainer(arm, prm_dir, tokenizer, policy_dir)
+        online = trainer_kwargs.get("online")
         reward, batches = _recording(arm_fn)
+        points: list[HeldOutPoint] = []
+        callbacks = [_progress_callback(progress, arm, config.steps)]
+        if config.eval_every:
+            callbacks.append(curve_callback(
+                config.eval_every, config.steps,
+                lambda m: measure_heldout(m, tokenizer, held, rewarder, config, trainer.state.global_step, online)[1],
+                points, progress))
         trainer = trainer_cls(model=model, reward_funcs=[reward], processing_class=tokenizer,
                               args=grpo_args(config, out / "trainer", cuda=cuda, vllm=use_vllm(config, cuda)),
                               train_dataset=Dataset.from_list(dataset_rows(train, tokenizer)),
-                              callbacks=[_progress_callback(progress, arm, config.steps)], **trainer_kwargs)
+                              callbacks=callbacks, **trainer_kwargs)
         t0 = time.perf_counter()
         trainer.train()
         train_s = time.perf_counter() - t0
-        after = evaluate_heldout(trainer.model, tokenizer, held, rewarder, config)
+        after, last_point = measure_heldout(trainer.model, tokenizer, held, rewarder, config,
+                                            trainer.state.global_step, online)
+        if config.eval_every or online is not None:
+            points.append(last_point)
         main = trainer.accelerator.is_main_process
         policy = out / POLICY_SUBDIR if config.save_policy else None
         if policy is not None and main:
@@ -448,7 +539,8 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
     result = ArmResult(arm=arm, reward=ARMS[arm], steps=trainer.state.global_step, before=before, after=after,
                        curve=reward_curve(trainer.state.log_history, reward.__name__),
                        first_batch=batches[0] if batches else (), last_batch=batches[-1] if batches else (),
-                       train_s=train_s, wall_s=time.perf_counter() - start, policy_dir=policy)
+                       train_s=train_s, wall_s=time.perf_counter() - start, policy_dir=policy,
+                       heldout_curve=tuple(points))
     if main:
         from prm.export.io import atomic_write_text
 

@@ -7,8 +7,10 @@ replaces TRL's ``(B,)`` advantages with ``(B, T)`` ones::
 
     A[i, t] = (1 - w) * process[i, t] + w * outcome[i]
 
-where ``process`` is :func:`prm.rl.process_advantages.token_advantages` of the group-normalised step scores
-and ``w`` is :attr:`ProcessConfig.outcome_weight`.
+where ``process`` is :func:`prm.rl.process_advantages.token_advantages` of the group's per-step rewards and
+``w`` is :attr:`ProcessConfig.outcome_weight`. The per-step rewards are :attr:`ProcessConfig.credit`'s:
+DeepSeekMath's group-normalised step scores (the default), PURE's soft min-form credit with a per-token
+baseline, or Clip-Delta (:mod:`prm.rl.credit`; the last two do not pay for writing fewer, longer steps).
 
 Pinned to TRL 1.16 (:data:`prm.rl.constants.PROCESS_TRL_VERSION`); what it relies on, asserted by
 ``tests/prm/rl/test_process_trl_pin.py``:
@@ -28,14 +30,16 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
 
+from prm.rewards.constants import DEFAULT_ETA, DEFAULT_TEMPERATURE
 from prm.rewards.rewarder import Rewarder, ScoredCompletion
 from prm.rewards.token_spans import step_end_tokens, token_char_ends
 from prm.rl.constants import DEFAULT_PROCESS_OUTCOME_WEIGHT
+from prm.rl.credit import CREDITS, clip_delta_step_rewards, pure_step_rewards, step_lengths
 from prm.rl.process_advantages import (
     normalise_group,
     step_scores,
@@ -53,15 +57,38 @@ class ProcessConfig:
     Traceback (most recent call last):
     ...
     ValueError: outcome_weight=1.5 must be in [0, 1]: the advantage is (1 - w) * process + w * outcome
+    >>> ProcessConfig(credit="sum")
+    Traceback (most recent call last):
+    ...
+    ValueError: credit='sum' must be one of ('deepseek', 'pure', 'clip_delta')
     """
 
     # Weight of the outcome reward's GRPO advantage in the mix; 0 is DeepSeekMath's pure process supervision.
     outcome_weight: float = DEFAULT_PROCESS_OUTCOME_WEIGHT
+    # Per-step rewards (prm.rl.credit): "deepseek" (group-normalised scores, summed per token: fewer steps pay),
+    # "pure" (PURE's soft min-form credit, per-token baseline) or "clip_delta" (Gao et al.'s Clip-Delta).
+    credit: str = "deepseek"
+    temperature: float = DEFAULT_TEMPERATURE  # pure: weights softmax(-r / T); PURE's T = 0.1
+    eta: float = DEFAULT_ETA  # clip_delta: a step costs min(r - eta, 0)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.outcome_weight <= 1.0:
             raise ValueError(f"outcome_weight={self.outcome_weight} must be in [0, 1]: the advantage is "
                              "(1 - w) * process + w * outcome")
+        if self.credit not in CREDITS:
+            raise ValueError(f"credit={self.credit!r} must be one of {CREDITS}")
+        if not self.temperature > 0:
+            raise ValueError(f"temperature={self.temperature} must be > 0 (the soft min's softmax temperature)")
+
+    def key(self) -> dict[str, Any]:
+        """The fields a result depends on, for :func:`prm.rl.grpo.run_key`: the credit fields only where they
+        differ from DeepSeekMath's default, so results of the default process arm keep their key.
+
+        >>> ProcessConfig().key(), ProcessConfig(credit="pure").key()["credit"]
+        ({'outcome_weight': 0.5}, 'pure')
+        """
+        default = ProcessConfig(outcome_weight=self.outcome_weight)
+        return {k: v for k, v in asdict(self).items() if k == "outcome_weight" or v != getattr(default, k)}
 
 
 class RecordingRewarder(Rewarder):
@@ -96,21 +123,38 @@ def completion_step_scores(tokenizer: Any, ids: Sequence[int], text: str,
     return step_scores(scored.steps.scores, len(spans)), step_end_tokens(char_ends, spans)
 
 
+def group_step_rewards(scores: Sequence[Sequence[float]], end_tokens: Sequence[Sequence[int | None]],
+                       process: ProcessConfig) -> list[list[float]]:
+    """One group's per-step rewards under ``process.credit`` (see :mod:`prm.rl.credit`).
+
+    >>> group_step_rewards([[1.0], [0.0]], [[0], [1]], ProcessConfig())
+    [[1.0], [-1.0]]
+    """
+    if process.credit == "pure":
+        return pure_step_rewards(scores, [step_lengths(e) for e in end_tokens], process.temperature)
+    if process.credit == "clip_delta":
+        return clip_delta_step_rewards(scores, process.eta)
+    return normalise_group(scores)
+
+
 def process_advantage_matrix(scores: Sequence[Sequence[float]], end_tokens: Sequence[Sequence[int | None]],
-                             lengths: Sequence[int], num_generations: int, width: int) -> torch.Tensor:
+                             lengths: Sequence[int], num_generations: int, width: int,
+                             process: ProcessConfig | None = None) -> torch.Tensor:
     """``(B, width)`` process advantages of a batch whose consecutive runs of ``num_generations`` rows are
-    groups (TRL's order): step scores normalised per group, then summed from each token onward.
+    groups (TRL's order): each group's per-step rewards (:func:`group_step_rewards`; by default step scores
+    normalised per group), then summed from each token onward.
 
     >>> process_advantage_matrix([[1.0], [0.0]], [[0], [1]], [2, 2], 2, 3).tolist()
     [[1.0, 0.0, 0.0], [-1.0, -1.0, 0.0]]
     """
     if len(scores) % num_generations:
         raise ValueError(f"{len(scores)} completions do not split into groups of {num_generations}")
+    process = process or ProcessConfig()
     out = torch.zeros(len(scores), width, dtype=torch.float32)
     for g in range(0, len(scores), num_generations):
-        normalised = normalise_group(scores[g:g + num_generations])
+        rewards = group_step_rewards(scores[g:g + num_generations], end_tokens[g:g + num_generations], process)
         for i in range(g, g + num_generations):
-            row = token_advantages(normalised[i - g], end_tokens[i], min(lengths[i], width))
+            row = token_advantages(rewards[i - g], end_tokens[i], min(lengths[i], width))
             out[i, : len(row)] = torch.tensor(row, dtype=torch.float32)
     return out
 
@@ -153,7 +197,7 @@ def process_trainer_class() -> type:
             mode = "train" if self.model.training else "eval"
             groups = self.num_generations if mode == "train" else self.num_generations_eval
             process = process_advantage_matrix([r[0] for r in every], [r[1] for r in every], [r[2] for r in every],
-                                               groups, ids.shape[1])
+                                               groups, ids.shape[1], self.process)
             start = self.accelerator.process_index * ids.shape[0]
             process = process[start:start + ids.shape[0]].to(ids.device)
             w = self.process.outcome_weight

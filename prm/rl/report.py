@@ -26,7 +26,12 @@ from warehouse import Warehouse, connect
 EVAL_FIELDS = ("answer_accuracy", "step_error_rate", "mean_steps", "mixed_share")
 # Curve fields written per step (prm.rl.grpo.CurvePoint), named train/<field> in the warehouse.
 CURVE_FIELDS = ("reward", "reward_std", "outcome_reward", "process_reward", "min_step_score", "n_steps",
-                "completion_length", "clipped_ratio", "kl", "entropy")
+                "completion_length", "clipped_ratio", "kl", "entropy", "prm_loss", "prm_accuracy")
+# Held-out curve fields (prm.rl.curve.HeldOutPoint), named heldout/<field> in the warehouse at every measured step
+# (step 0 and the last included); the before/after eval/* rows stay as they were.
+HELDOUT_FIELDS = ("accuracy", "mean_steps", "mean_chars", "prm_mean_score", "prm_min_score", "online_step_auc",
+                  "online_mean_score")
+HACKED_METRIC = "run/hacked"  # 1.0 when the hack rule (prm.rl.curve.hacked_at) fired, at the step it fired, else 0.0
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,8 @@ def metric_rows(result: ArmResult) -> list[dict[str, Any]]:
     ``eval/answer_accuracy_ci_low``/``_high``: the accuracy's 95% interval, and at the last step
     ``eval/answer_accuracy_gain_ci_low``/``_high``: the paired interval of after minus before, both resampling
     held-out problems (left out for results saved without per-problem accuracy). Non-finite and missing values
-    are left out (the warehouse refuses NaN)."""
+    are left out (the warehouse refuses NaN). ``heldout/*``: the held-out curve (:attr:`ArmResult.heldout_points`);
+    ``run/hacked``: 1.0 at the step the hack rule fired, else 0.0 at the last step."""
     rows = _held_rows(result.arm, 0, result.before) + _held_rows(result.arm, result.steps, result.after)
     if (gain := accuracy_gain_ci(result.before, result.after)) is not None:
         rows += [{"arm": result.arm, "step": result.steps, "metric": f"eval/answer_accuracy_gain_ci_{end}",
@@ -75,6 +81,12 @@ def metric_rows(result: ArmResult) -> list[dict[str, Any]]:
     for point in result.curve:
         rows += [{"arm": result.arm, "step": point.step, "metric": f"train/{name}", "value": getattr(point, name)}
                  for name in CURVE_FIELDS if getattr(point, name) is not None]
+    for held in result.heldout_points:
+        rows += [{"arm": result.arm, "step": held.step, "metric": f"heldout/{name}",
+                  "value": float(getattr(held, name))} for name in HELDOUT_FIELDS if getattr(held, name) is not None]
+    hacked = result.hacked_at
+    rows.append({"arm": result.arm, "step": result.steps if hacked is None else hacked, "metric": HACKED_METRIC,
+                 "value": 0.0 if hacked is None else 1.0})
     rows += [{"arm": result.arm, "step": result.steps, "metric": "run/train_s", "value": result.train_s},
              {"arm": result.arm, "step": result.steps, "metric": "run/wall_s", "value": result.wall_s}]
     return rows
@@ -106,7 +118,8 @@ def comparison_markdown(results: Sequence[ArmResult]) -> str:
     paired interval of after minus before, all resampling held-out problems (:meth:`ArmResult.summary`).
 
     Hacking reads off three columns: steps per completion and length rising while accuracy does not, and the
-    PRM's lowest step score rising with them."""
+    PRM's lowest step score rising with them; ``hacked`` says where the rule of :func:`prm.rl.curve.hacked_at`
+    fired."""
     rows = []
     for r in results:
         s = r.summary()
@@ -115,9 +128,11 @@ def comparison_markdown(results: Sequence[ArmResult]) -> str:
                      "steps/completion": _pair(s["steps_before"], s["steps_after"], 2),
                      "chars": _pair(s["chars_before"], s["chars_after"], 0),
                      "PRM min step": _pair(s["prm_min_before"], s["prm_min_after"], 3),
-                     "train reward": _pair(s["reward_first"], s["reward_last"], 3), "train s": f"{s['train_s']:.0f}"})
+                     "train reward": _pair(s["reward_first"], s["reward_last"], 3), "train s": f"{s['train_s']:.0f}",
+                     "hacked": "-" if s["hacked_at"] is None else f"at step {s['hacked_at']}"})
     return markdown_table(rows, ["arm", "steps", "answer acc [95% CI]", "acc gain [95% CI]", "step error",
-                                 "steps/completion", "chars", "PRM min step", "train reward", "train s"], render=str)
+                                 "steps/completion", "chars", "PRM min step", "train reward", "train s", "hacked"],
+                          render=str)
 
 
 def _smooth(values: list[float], window: int) -> list[float]:
@@ -142,7 +157,8 @@ def plot_arms(results: Sequence[ArmResult], path: str | os.PathLike[str], *,
               title: str = "GRPO arms: same policy, data and budget; only the reward differs") -> Path:
     """Six panels: the training reward, answer accuracy on training batches, the PRM's lowest step score,
     completion length and steps per completion against step (moving averages), and held-out accuracy before
-    and after per arm with its 95% interval over problems. Returns ``path``."""
+    and after per arm with its 95% interval over problems (against step, when the runs measured a held-out
+    curve). Returns ``path``."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -165,6 +181,18 @@ def plot_arms(results: Sequence[ArmResult], path: str | os.PathLike[str], *,
         ax.grid(alpha=0.3)
     axes.flat[0].legend(fontsize="small")
     bars = axes.flat[5]
+    if any(len(r.heldout_points) > 2 for r in results):  # a held-out curve (eval_every): accuracy against step
+        for r in results:
+            bars.plot([p.step for p in r.heldout_points], [p.accuracy for p in r.heldout_points], marker="o",
+                      label=r.arm)
+        bars.set_xlabel("step")
+        bars.set_title("held-out answer accuracy", fontsize="medium")
+        bars.grid(alpha=0.3)
+        fig.suptitle(title)
+        fig.tight_layout()
+        from prm.evaluation.plots import save_png
+
+        return save_png(fig, path)
     xs = range(len(results))
     bars.bar([x - 0.2 for x in xs], [r.before.accuracy for r in results], 0.4, label="before", color="0.7",
              yerr=_error_bars([r.before for r in results]))
@@ -226,3 +254,14 @@ def latest_run_metrics(wh: Warehouse) -> list[tuple[str, int, str, float]]:
     return connect(wh.root).execute(
         "SELECT arm, step, metric, value FROM rl_metrics WHERE (metric = 'eval/answer_accuracy' OR metric = "
         "'train/reward') AND run_id = (SELECT run_id FROM rl_metrics ORDER BY created_at DESC LIMIT 1)").fetchall()
+
+
+def latest_hacked(wh: Warehouse) -> dict[str, int | None]:
+    """Per arm of the latest RL run, the step the hack rule fired at (None: not hacked); arms written before the
+    rule existed have no ``run/hacked`` row and are left out."""
+    if not wh.files("rl_metrics"):
+        return {}
+    rows = connect(wh.root).execute(
+        "SELECT arm, step, value FROM rl_metrics WHERE metric = ? AND run_id = (SELECT run_id FROM rl_metrics "
+        "ORDER BY created_at DESC LIMIT 1)", [HACKED_METRIC]).fetchall()
+    return {arm: int(step) if value >= 0.5 else None for arm, step, value in rows}

@@ -47,3 +47,15 @@ def comparison(tiny_lm: Path, tiny_prm: Path, tmp_path_factory: pytest.TempPathF
     """Every arm (including the optional PROF arm), two GRPO steps each, from the same tiny policy."""
     config = RLRunConfig(**{**TINY_RUN.to_dict(), "arms": ("outcome", "prm_min", "prm_sum", "prm_min_prof")})
     return compare_arms(tiny_lm, tiny_prm, config, tmp_path_factory.mktemp("rl"))
+
+
+@pytest.fixture(scope="session")
+def tiny_lm_prm(tiny_lm: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An LM-head PRM folder (implicit_prm.json, step labels) fine-tuned two steps from ``tiny_lm``: what the prime
+    arm starts from. No reference floor: the random tiny LM gives every token less than any useful floor, so every
+    sequence reward would start saturated."""
+    from prm.training.implicit import ImplicitPRMConfig, train_implicit_prm
+
+    rows = [(f"{i} plus 1", [f"{i} + 1 = {i + 1}", "no"][: 1 + i % 2], [True, False][: 1 + i % 2]) for i in range(8)]
+    config = ImplicitPRMConfig(base_model=str(tiny_lm), labels="step", beta=0.5, max_steps=2, batch_size=4)
+    return train_implicit_prm(rows, tmp_path_factory.mktemp("lm-prm") / "prm", config)
