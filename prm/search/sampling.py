@@ -11,7 +11,7 @@ from prm.generation.backend import derive_seed
 from prm.search.config import SearchConfig
 from prm.search.expand import Expander, Expansion
 from prm.search.pick import pick_best
-from prm.search.scoring import score_candidates
+from prm.search.scoring import prefix_scorer, release, score_candidates
 from prm.search.types import Beam, SearchResult
 
 # Offsets the sampling rounds' seeds from the tree rounds' (derive_seed(seed, step)), so best-of-N never replays
@@ -48,13 +48,18 @@ def best_of_n(questions: Sequence[str], prompter: Callable[[str], str], expander
     samples, spent = pools or sample_pool(questions, prompter, expander, config)
     beams = [[_as_beam(e) for e in found] for found in samples]
     flat = [(q, b.steps) for q, bs in zip(questions, beams, strict=True) for b in bs]
-    scores = iter(score_candidates(scorer, flat)[0])
+    # Samples share only their prompt, which the prefix cache reads once per question.
+    scorer = prefix_scorer(scorer) if config.prefix_cache else scorer
+    found = score_candidates(scorer, flat)
+    release(scorer)
+    scores, tokens = iter(found.scores), iter(found.prm_tokens)
     results = []
     for p, question in enumerate(questions):
         scored = [Beam(b.completion, b.steps, tuple(next(scores)), True) for b in beams[p]]
+        read = sum(next(tokens) for _ in beams[p])
         best = pick_best(scored, config.aggregation) if scored else Beam()
         results.append(SearchResult("best_of_n", question, best.completion, best.answer, best.scores, spent[p],
-                                    len(scored)))
+                                    len(scored), read))
     return results
 
 

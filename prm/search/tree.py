@@ -13,6 +13,9 @@ children (the same text sampled twice) hold one slot.
   started from the empty solution. A subtree only ever keeps its own children, so subtrees never share beams:
   diversity comes from the independent first steps, and the PRM picks among the subtrees' answers at the end.
 
+New steps are scored from their parent's cached keys/values where the PRM allows (``config.prefix_cache``,
+:func:`prm.search.scoring.prefix_scorer`); after each round the cache keeps only what live beams extend.
+
 A problem stops when its groups are empty, after ``config.max_steps`` rounds, or when its token budget is
 spent; live beams then end as they are (usually without an answer). The answer is :func:`pick_best` over every
 ended beam of the problem.
@@ -29,7 +32,7 @@ from prm.generation.backend import derive_seed
 from prm.search.config import SearchConfig
 from prm.search.expand import Expander, Expansion
 from prm.search.pick import pick_best
-from prm.search.scoring import rank_key, score_candidates
+from prm.search.scoring import prefix_scorer, rank_key, release, score_candidates
 from prm.search.types import Beam, SearchResult
 from verifiers import extract_answer
 
@@ -74,7 +77,8 @@ def extend(beam: Beam, expansion: Expansion) -> Beam:
 def _search(method: str, questions: Sequence[str], prompter: Callable[[str], str], expander: Expander,
             scorer: Any, config: SearchConfig, groups: list[list[_Group]]) -> list[SearchResult]:
     prompts = [prompter(q) for q in questions]
-    spent, candidates = [0] * len(questions), [0] * len(questions)
+    spent, candidates, read = [0] * len(questions), [0] * len(questions), [0] * len(questions)
+    scorer = prefix_scorer(scorer) if config.prefix_cache else scorer
     for step in range(config.max_steps):
         for p, problem_groups in enumerate(groups):
             if config.token_budget is not None and spent[p] >= config.token_budget:
@@ -92,11 +96,13 @@ def _search(method: str, questions: Sequence[str], prompter: Callable[[str], str
             if not found:  # the request failed: the beam ends as it is, never the run
                 g.ended.append(beam)
             children.setdefault(id(g), []).extend(extend(beam, e) for e in found)
-        _score([(questions[p], g, children.get(id(g), [])) for p, gs in enumerate(groups) for g in gs],
-               scorer, children)
+        _score([(p, questions[p], g, children.get(id(g), [])) for p, gs in enumerate(groups) for g in gs],
+               scorer, children, read)
         for gs in groups:
             for g in gs:
                 _select(g, children.get(id(g), []), config.aggregation)
+        release(scorer, [(questions[p], b.steps) for p, gs in enumerate(groups) for g in gs for b in g.active])
+    release(scorer)
     for gs in groups:
         _end_all(gs)
     results = []
@@ -104,18 +110,21 @@ def _search(method: str, questions: Sequence[str], prompter: Callable[[str], str
         ended = [b for g in groups[p] for b in g.ended]
         best = pick_best(ended, config.aggregation) if ended else Beam()
         results.append(SearchResult(method, question, best.completion, best.answer, best.scores, spent[p],
-                                    candidates[p]))
+                                    candidates[p], read[p]))
     return results
 
 
-def _score(rows: list[tuple[str, _Group, list[Beam]]], scorer: Any, children: dict[int, list[Beam]]) -> None:
-    """Score every child that gained a step (one batched call); children without a new step keep their scores."""
-    todo = [(g, i) for _, g, kids in rows for i, kid in enumerate(kids) if len(kid.steps) > len(kid.scores)]
-    question_of = {id(g): q for q, g, _ in rows}
-    scores, overflow = score_candidates(scorer, [(question_of[id(g)], children[id(g)][i].steps) for g, i in todo])
-    for (g, i), s, over in zip(todo, scores, overflow, strict=True):
+def _score(rows: list[tuple[int, str, _Group, list[Beam]]], scorer: Any, children: dict[int, list[Beam]],
+           read: list[int]) -> None:
+    """Score every child that gained a step (one batched call); children without a new step keep their scores.
+    Adds the PRM tokens each problem's children ran to ``read``."""
+    todo = [(g, i) for _, _, g, kids in rows for i, kid in enumerate(kids) if len(kid.steps) > len(kid.scores)]
+    of = {id(g): (p, q) for p, q, g, _ in rows}
+    scored = score_candidates(scorer, [(of[id(g)][1], children[id(g)][i].steps) for g, i in todo])
+    for (g, i), s, over, tokens in zip(todo, *scored, strict=True):
         kid = children[id(g)][i]
         children[id(g)][i] = replace(kid, scores=tuple(s), finished=kid.finished or over)
+        read[of[id(g)][0]] += tokens
 
 
 def _select(group: _Group, kids: list[Beam], how: str) -> None:

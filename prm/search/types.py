@@ -34,3 +34,4 @@ class SearchResult:
     scores: tuple[float, ...]  # the PRM's step scores of the pick (empty for majority vote without a PRM)
     generated_tokens: int  # every token generated for this problem, candidates dropped included
     candidates: int  # expansions (tree methods) or samples (best-of-N, majority) generated
+    prm_tokens: int = 0  # tokens run through the PRM for this problem (prm.search.scoring: 0 without a PRM)

@@ -41,6 +41,8 @@ def test_search_comparison_reports_every_method_with_an_interval(prm_cache: Path
     assert table.count("\n") == 1 + len(SEARCH_METHODS)  # header, rule, one row per method at the one budget
     assert all(f"| {method} |" in table for method in SEARCH_METHODS) and "[" in table
     assert Path(meta["plot"].value).is_file() and Path(meta["plot"].value).parent == prm_cache
+    assert Path(meta["plot_total_tokens"].value).is_file() and "prm_tokens" in table.splitlines()[0]
+    assert meta["prm_tokens_total"].value > 0 and meta["prm_scoring"].value == "prefix cache"  # transformers head
 
 
 def test_search_comparison_without_a_prm_says_what_to_materialize(tmp_path: Path, monkeypatch) -> None:

@@ -27,4 +27,11 @@ def test_tiny_run_ends_with_budgets_and_every_method(tiny_prm: Path) -> None:
     assert got == {(k, b) for k in ("best_of_n", "majority_vote", "beam_search", "dvts") for b in (100, 200)}
     for m in result["methods"]:
         low, high = m["accuracy_ci"]
-        assert 0 <= low <= m["accuracy"] <= high <= 1 and m["mean_generated_tokens"] > 0
+        assert 0 <= low <= m["accuracy"] <= high <= 1 and m["generated_tokens"] > 0
+        assert m["set"] == "in_distribution" and m["seeds"] == [0]
+        assert (m["prm_tokens"] > 0) == (m["method"] != "majority_vote")  # majority vote never reads the PRM
+    for baseline, key in (("majority_vote", "vs_majority"), ("best_of_n", "vs_best_of_n")):
+        rows = {(r["method"], r["budget"]): r for r in result[key]}
+        assert set(rows) == {(k, b) for k, b in got if k != baseline}
+        for r in rows.values():
+            assert r["diff_ci"][0] <= r["diff"] <= r["diff_ci"][1] and r["set"] == "in_distribution"

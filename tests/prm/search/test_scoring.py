@@ -14,8 +14,9 @@ from tests.prm.search.scripted import ScriptedExpander, prompter
 def test_an_overflowing_candidate_gets_nan_and_the_rest_real_scores(tiny_prm: Path) -> None:
     scorer = load_prm(tiny_prm)
     items = [("1 plus 1", ["1+1 = 2"]), ("1 plus 1", ["9" * 300]), ("1 plus 1", [])]
-    scores, overflow = score_candidates(scorer, items)
+    scores, overflow, tokens = score_candidates(scorer, items)
     assert overflow == [False, True, False]
+    assert tokens == [len(scorer.encode(*items[0]).input_ids), 0, 0]
     assert len(scores[0]) == 1 and 0.0 <= scores[0][0] <= 1.0
     assert scores[0] == scorer.score_steps("1 plus 1", ["1+1 = 2"])
     assert math.isnan(scores[1][0]) and scores[2] == []
