@@ -18,7 +18,7 @@ from prm.evaluation.folder import evaluate_folder
 from prm.evaluation.heldout import IN_DISTRIBUTION, heldout_solutions
 from prm.evaluation.perturbations import columns_from_rows, perturbation_markdown
 from prm.evaluation.plots import plot_best_of_n_by_scorer
-from prm.evaluation.prm_eval import as_solutions, bon_curve
+from prm.evaluation.prm_eval import ORACLE, RANDOM, as_solutions, bon_curve
 from prm.evaluation.table import sensitivity_text
 from prm.experiments.label_sources import (
     ComparisonConfig,
@@ -192,7 +192,7 @@ def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     wh.write("prm_evaluations", ev.rows, writer="prm_evaluation", **kw)
     # One set of scores per PRM: evaluating the same model again (a rerun, another day) replaces its scores.
     wh.write("step_scores", ev.scores, writer="prm_evaluation", replace_where={"model": ev.model}, **kw)
-    table = evaluation_markdown(ev.rows)
+    table = _unmeasurable_note(ev.rows) + evaluation_markdown(ev.rows)
     context.log.info("PRM evaluation\n" + table)
     curve = bon_curve(as_solutions(ev.scored["val"]), as_solutions(ev.scored["test"]),
                       ns=[n for n in (1, 2, 4, 8) if n <= ev.bon_n])
@@ -201,10 +201,10 @@ def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     off_policy = {split: columns_from_rows(ev.rows, ev.model, split) for split in ev.perturbations}
     shipped = {}
     if config.shipped and _reads_shipped_policy(PRMArtifacts.default().model):
-        shipped_rows, table = _shipped_evaluation(ts_config, warehouse)
+        shipped_rows, shipped_table = _shipped_evaluation(ts_config, warehouse)
         wh.write("prm_evaluations", shipped_rows, writer="prm_evaluation", **kw)
-        context.log.info("shipped PRM\n" + table)
-        shipped = {"shipped_prm": dg.MetadataValue.md(table)}
+        context.log.info("shipped PRM\n" + shipped_table)
+        shipped = {"shipped_prm": dg.MetadataValue.md(shipped_table)}
     return dg.MaterializeResult(metadata={**shipped,
         "model": ev.model, "best_of_n": ev.bon_n, "evaluation": dg.MetadataValue.md(table),
         "step_sensitivity": sensitivity_text(sens),
@@ -214,6 +214,19 @@ def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResour
                                              "truth"),
         "dagster/row_count": len(ev.rows), "best_of_n_plot": dg.MetadataValue.path(str(plot)),
     })
+
+
+def _unmeasurable_note(rows: list[dict]) -> str:
+    """A line above the table when best-of-N cannot tell scorers apart: no test problem has a correct solution
+    (the oracle picks nothing right), or every one has only correct ones (nothing to pick against)."""
+    oracle = [r["value"] for r in rows if r["model"] == ORACLE and r["metric"].startswith("bon_acc@")]
+    random = [r["value"] for r in rows if r["model"] == RANDOM and r["metric"].startswith("bon_acc@")]
+    if oracle and all(v == 0 for v in oracle):
+        return ("**No test problem has a correct solution** (oracle 0): best-of-N and the votes measure nothing "
+                "here; sample more solutions, easier problems or a stronger policy.\n\n")
+    if random and all(v == 1 for v in random):
+        return "**Every test solution is correct**: best-of-N has nothing to pick against.\n\n"
+    return ""
 
 
 def _reads_shipped_policy(trained: Path) -> bool:

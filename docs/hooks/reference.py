@@ -333,9 +333,12 @@ LIMITS: tuple[tuple[str, str], ...] = (
     ("max_body_bytes", "413"),
     ("max_inflight_body_bytes", "the next body waits unread in its socket until the bodies in service shrink"),
     ("max_header_bytes", "431 and the connection closed, counted as bytes arrive"),
+    ("header_timeout", "408 and the connection closed: a new connection must send its request's head within it"),
     ("read_timeout", "408 and the connection closed: a request must arrive whole within it; idle keep-alive "
      "connections close after uvicorn's own timeout"),
-    ("max_connections", "a connection over it is closed on arrival; lowered to `ulimit -n` less a margin"),
+    ("max_connections", "at the cap a newcomer takes the place of a connection that has not sent a whole request "
+     "(from the peer holding the most connections, the longest waiting first; a 408 says why); it is itself closed "
+     "on arrival only when every connection holds a request in service; lowered to `ulimit -n` less a margin"),
     ("max_samples", "413 (queries per `/get_reward`)"),
     ("max_steps", "the no-step reward with the reason in `error` (`/steps`: `\"scored\": false`)"),
     ("max_chars_per_token", "prompt + steps longer than the PRM's context x this many characters count as past the "

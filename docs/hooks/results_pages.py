@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from docs.hooks.results_io import MISSING, json_objects, last_with, num, provenance, table, with_ci
+from docs.hooks.results_io import MISSING, interval, json_objects, last_with, num, provenance, table, with_ci
 
 Logs = dict[str, list[dict[str, Any]]]
 
@@ -147,13 +147,31 @@ def _offpolicy(logs: Logs) -> str:
 
 
 _ARM_NAMES = {"outcome": "outcome only", "prm_min": "PRM min-form + outcome", "prm_sum": "PRM summed + outcome",
-              "process": "process (per-token)", "prm_min_prof": "PRM min-form + outcome, PROF filter"}
+              "process": "process (per-token)", "prm_min_prof": "PRM min-form + outcome, PROF filter",
+              "prm_soft_min": "PRM soft min + outcome", "process_pure": "process, PURE credit",
+              "process_clip_delta": "process, Clip-Delta credit", "prime": "PRIME from the step PRM",
+              "prime_plain": "PRIME from the policy"}
+
+
+def _hacked(a: dict[str, Any]) -> str:
+    """The hack mark of one arm: the seeds marked (pooled logs), the step it fired at (one run), or ``-``."""
+    if "hacked_seeds" in a:
+        return ", ".join(str(s) for s in a["hacked_seeds"]) or "none"
+    if a.get("hacked"):
+        return f"at step {num(a.get('hacked_at'), 0)}"
+    return "no" if "hacked" in a else MISSING
 
 
 def _arms_table(arms: dict[str, Any], pooled: bool) -> str:
+    """One row per arm. Logs written before the held-out curve and the hack rule lack the last two columns' keys;
+    the columns appear only when some arm has them."""
     header = ["arm", "accuracy before -> after", "gain [95% CI]"]
     header += ["gain per seed", "vs outcome [95% CI]"] if pooled else []
     header += ["per-step error", "steps / completion", "characters"]
+    reach = any("steps_to_outcome_final" in a for a in arms.values())
+    marked = any("hacked" in a or "hacked_seeds" in a for a in arms.values())
+    header += ["steps to outcome's final accuracy"] if reach else []
+    header += ["hacked seeds" if pooled else "hacked"] if marked else []
     rows = []
     for arm, a in arms.items():
         gain = a.get("acc_gain", (a.get("acc_after") or 0) - (a.get("acc_before") or 0))
@@ -166,6 +184,12 @@ def _arms_table(arms: dict[str, Any], pooled: bool) -> str:
         row += [f"{num(a.get('step_err_before'))} -> {num(a.get('step_err_after'))}",
                 f"{num(a.get('steps_before'), 2)} -> {num(a.get('steps_after'), 2)}",
                 f"{num(a.get('chars_before'), 0)} -> {num(a.get('chars_after'), 0)}"]
+        if reach:
+            steps, spread = a.get("steps_to_outcome_final"), interval(a.get("steps_to_outcome_final_ci"), 0)
+            total = num(a.get("steps_total"), 0)
+            row.append(MISSING if steps is None else f"{num(steps, 0)} / {total} {spread}".rstrip())
+        if marked:
+            row.append(_hacked(a))
         rows.append(row)
     return table(header, rows)
 
@@ -179,7 +203,12 @@ def _rl(logs: Logs) -> str:
               "rl_lm_omegaprm.log": "Seed 0, LM-head OmegaPRM PRM"}
     for name, objects in logs.items():
         summary = last_with(objects, "arms")
-        out += [f"### {titles.get(name, name)}", "", f"Log: `benchmarks/results/{name}`.", ""]
+        title = titles.get(name, name)
+        if name == "rl_seeds.log" and len(summary.get("runs") or []) != 2:  # a newer pooling than the 2-seed run
+            title = f"Pooled over {len(summary.get('runs') or [])} seeds"
+        out += [f"### {title}", "", f"Log: `benchmarks/results/{name}`.", ""]
+        if summary.get("runs"):
+            out += ["Runs pooled: " + ", ".join(f"`{r}`" for r in summary["runs"]) + ".", ""]
         if "steps_per_arm" in summary:
             out += [f"GRPO steps per arm: {num(summary['steps_per_arm'], 0)}.", ""]
         out += [_arms_table(summary["arms"], pooled=name == "rl_seeds.log"), ""]
@@ -221,26 +250,57 @@ def _flywheel(logs: Logs) -> str:
     return "\n".join(out)
 
 
-def _search(logs: Logs) -> str:
-    summary = last_with(logs["search.log"], "methods")
-    methods = list(dict.fromkeys(m["method"] for m in summary["methods"]))
-    by = {(m["budget"], m["method"]): m for m in summary["methods"]}
+def _search_set(summary: dict[str, Any], rows_of_set: list[dict[str, Any]], solution_tokens: Any) -> list[str]:
+    """The accuracy-by-budget table of one problem set (older logs: the only set), and its paired differences."""
+    methods = list(dict.fromkeys(m["method"] for m in rows_of_set))
+    by = {(m["budget"], m["method"]): m for m in rows_of_set}
+    budgets = [b for b in summary["budgets"] if any((b, meth) in by for meth in methods)]
+    prm_read = any("prm_tokens" in m for m in rows_of_set)
     rows = []
-    for budget in summary["budgets"]:
+    for budget in budgets:
         row = [num(budget, 0)]
         for method in methods:
             m = by.get((budget, method))
+            tokens = m and m.get("generated_tokens", m.get("mean_generated_tokens"))
+            read = f", PRM {num(m.get('prm_tokens'), 0)}" if m and prm_read else ""
             row.append(MISSING if m is None else
                        f"{with_ci(m['accuracy'], m.get('accuracy_ci'), 2)}, "
-                       f"{num(m.get('mean_generated_tokens'), 0)} tok (n={m.get('n')}, m={m.get('m')})")
+                       f"{num(tokens, 0)} tok{read} (n={m.get('n')}, m={m.get('m')})")
         rows.append(row)
-    best = {b: max(methods, key=lambda meth, b=b: by.get((b, meth), {}).get("accuracy", -1))
-            for b in summary["budgets"]}
-    return "\n".join([
-        f"{num(summary.get('problems'), 0)} problems, seeds {summary.get('seeds')}, aggregation "
-        f"`{summary.get('aggregation')}`, pilot solution length {num(summary.get('solution_tokens'), 0)} tokens.", "",
-        table(["budget (tokens / problem)", *methods], rows), "",
-        table(["budget", "most accurate method"], [[num(b, 0), f"`{m}`"] for b, m in best.items()])])
+    best = {b: max(methods, key=lambda meth, b=b: by.get((b, meth), {}).get("accuracy", -1)) for b in budgets}
+    out = [f"Pilot solution length {num(solution_tokens, 0)} tokens.", "",
+           table(["budget (tokens / problem)", *methods], rows), "",
+           table(["budget", "most accurate method"], [[num(b, 0), f"`{m}`"] for b, m in best.items()])]
+    for key, baseline in (("vs_majority", "majority vote"), ("vs_best_of_n", "best-of-N")):
+        diffs = [d for d in summary.get(key) or [] if d.get("set") == rows_of_set[0].get("set")]
+        if diffs:
+            out += ["", f"Paired difference from {baseline} on the same problems [95% CI]:", "",
+                    table(["budget", "method", "difference"],
+                          [[num(d.get("budget"), 0), f"`{d.get('method')}`",
+                            with_ci(d.get("diff"), d.get("diff_ci"), 2, signed=True)] for d in diffs])]
+    return out
+
+
+def _on_off(flag: Any) -> str:
+    return "not recorded (the log predates it: every candidate rescored in full)" if flag is None else (
+        "on" if flag else "off")
+
+
+def _search(logs: Logs) -> str:
+    summary = last_with(logs["search.log"], "methods")
+    head = (f"{num(summary.get('problems'), 0)} problems per set, seeds {summary.get('seeds')}, aggregation "
+            f"`{summary.get('aggregation')}`, PRM `{Path(str(summary.get('prm'))).name}`, prefix cache "
+            f"{_on_off(summary.get('prefix_cache'))}.")
+    sets = list(dict.fromkeys(m.get("set") for m in summary["methods"]))
+    tokens = summary.get("solution_tokens")
+    out = [head]
+    for name in sets:
+        rows_of_set = [m for m in summary["methods"] if m.get("set") == name]
+        if name is not None:
+            ops = (summary.get("sets") or {}).get(name)
+            out += ["", f"### `{name}`" + (f" (operations {ops})" if ops else "")]
+        out += ["", *_search_set(summary, rows_of_set, tokens.get(name) if isinstance(tokens, dict) else tokens)]
+    return "\n".join(out)
 
 
 def _judge(logs: Logs) -> str:
@@ -276,8 +336,38 @@ def _scalars(objects: list[dict[str, Any]], key: str) -> str:
     return table(["key", "value"], rows)
 
 
+def _incremental(objects: list[dict[str, Any]]) -> str:
+    """Full rescoring against the prefix cache in one beam search, per depth, and the run's headline ratios."""
+    summary = last_with(objects, "search_by_depth")
+    rows = []
+    for d in summary["search_by_depth"]:
+        full, inc = d.get("full_prm_tokens"), d.get("incremental_prm_tokens")
+        wall_full, wall_inc = d.get("full_wall_s"), d.get("incremental_wall_s")
+        rows.append([num(d.get("depth"), 0), num(full, 0), num(inc, 0),
+                     num(full / inc, 1) if full and inc else MISSING, num(wall_full, 2), num(wall_inc, 2),
+                     num(wall_full / wall_inc, 1) if wall_full and wall_inc else MISSING,
+                     "yes" if d.get("same_picks") else "no", num(d.get("max_abs_score_diff"), 6)])
+    width = summary.get("search_width") or [MISSING, MISSING]
+    return "\n".join([
+        f"Beam search of {width[0]} beams x {width[1]} expansions over {num(summary.get('search_problems'), 0)} "
+        f"problems at once, PRM `{Path(str(summary.get('search_prm'))).name}`, {summary.get('device')}, "
+        f"{summary.get('threads')} torch thread(s), {summary.get('cpus')} CPUs, load average "
+        f"{summary.get('load_average')}, fastest of {summary.get('repeats')} interleaved runs.", "",
+        table(["depth (steps)", "PRM tokens, full", "PRM tokens, prefix cache", "ratio", "wall s, full",
+               "wall s, prefix cache", "speedup", "same picks", "largest score difference"], rows), "",
+        table(["headline (the 8-step-deep search)", "value"],
+              [["`incremental_prm_tokens_ratio` (full / prefix-cache PRM tokens)",
+                num(summary.get("incremental_prm_tokens_ratio"), 2)],
+               ["`incremental_wall_speedup` (full / prefix-cache wall time)",
+                num(summary.get("incremental_wall_speedup"), 2)]])])
+
+
 def _scoring(logs: Logs) -> str:
-    return _scalars(logs["scoring.log"], "hf_steps_per_s_batched")
+    out = ["### Engines", "", _scalars(logs["scoring.log"], "hf_steps_per_s_batched")] if "scoring.log" in logs else []
+    if "scoring_incremental.log" in logs:
+        out += ["", "### Search: full rescoring against the prefix cache (`prm.scoring.IncrementalScorer`)", "",
+                _incremental(logs["scoring_incremental.log"])]
+    return "\n".join(out)
 
 
 def _reward_server(logs: Logs) -> str:
@@ -330,9 +420,13 @@ STUDIES: tuple[Study, ...] = (
     Study("rl-arms", "RL reward arms (GRPO)",
           ("rl_seeds.log", "rl.log", "rl_seed1.log", "rl_lm_truth.log", "rl_lm_truth_seed1.log",
            "rl_lm_omegaprm.log"),
-          "python benchmarks/rl.py; python benchmarks/rl_seeds.py (pooling)",
+          "python benchmarks/rl.py --seed S --out models/rl/benchmark-seedS; python benchmarks/rl_seeds.py "
+          "models/rl/benchmark-seed{0,1,2} --plot benchmarks/results/rl_seeds.png",
           "GRPO on the shipped policy, one arm per reward with the same steps; held-out accuracy before and after "
-          "with 95% intervals over held-out problems, per-step error, steps and characters per completion.", _rl),
+          "with 95% intervals over held-out problems, per-step error, steps and characters per completion. Logs "
+          "written with held-out curves (`--eval-every`) add the steps each arm took to reach the outcome-only "
+          "arm's final accuracy and the hack mark (steps per completion moved more than 30% while held-out "
+          "accuracy fell, `prm.rl.curve.hacked_at`).", _rl, ("rl_seeds.png",)),
     Study("flywheel", "The data flywheel", ("flywheel_seeds.log", "flywheel_seed0.log", "flywheel_seed1.log"),
           "python benchmarks/flywheel.py --seed S; python benchmarks/flywheel_seeds.py (pooling)",
           "Rounds of sample, label, retrain the PRM (fresh vs stale F1) and resume RL, against one long RL run "
@@ -341,15 +435,20 @@ STUDIES: tuple[Study, ...] = (
           "python benchmarks/search.py --problems 24 --budgets 480 960 1920 --seeds 0 1 "
           "--plot benchmarks/results/search.png",
           "Best-of-N, majority vote, beam search and DVTS at equal generated-token budgets; accuracy with a 95% "
-          "bootstrap interval over problems and the tokens each method really spent.", _search, ("search.png",)),
+          "bootstrap interval over problems and the tokens each method really spent. Logs written since the prefix "
+          "cache add the tokens each method's PRM read, one table per problem set (`--sets`) and each method's "
+          "paired difference from majority vote and from best-of-N.", _search, ("search.png",)),
     Study("judge", "The LLM judge", ("judge_base.log", "judge.log", "judge_finetuned.log", "judge_train_card.json"),
           "python benchmarks/judge.py --model smollm2-135m-instruct (zero-shot); python benchmarks/judge.py "
           "(the shipped judge)",
           "The judge on held-out solutions with exact truth: coverage, first-error accuracy, ProcessBench F1 and "
           "tokens per step, zero-shot and fine-tuned.", _judge),
-    Study("scoring", "PRM scoring speed", ("scoring.log",), "python benchmarks/scoring.py",
+    Study("scoring", "PRM scoring speed", ("scoring.log", "scoring_incremental.log"),
+          "python benchmarks/scoring.py; python benchmarks/scoring.py --workloads search --prm DIR --repeats 3",
           "Transformers and vLLM scoring the same PRM, batched and one solution at a time, with their parity and "
-          "the share of a measured matmul peak.", _scoring),
+          "the share of a measured matmul peak; and a step-level beam search scored by full rescoring and by the "
+          "prefix cache on the same trees at fixed depths: the tokens each ran through the PRM, wall time, whether "
+          "both picked the same solutions and their largest score difference.", _scoring),
     Study("reward-server", "Reward server under load", ("reward_server.log",), "python benchmarks/reward_server.py",
           "Concurrent OpenRLHF-style clients against one at a time, and beside hostile clients.", _reward_server),
     Study("extraction", "Answer extraction", ("extraction.log",), "python benchmarks/extraction.py",

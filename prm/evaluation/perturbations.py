@@ -342,7 +342,7 @@ def columns_from_rows(rows: Sequence[Mapping[str, Any]], model: str, split: str)
     """:func:`perturbation_columns` read back from a scorer's :func:`perturbation_rows` (``{}`` without them)."""
     report: dict[str, Any] = {"reformatted": {}}
     for r in rows:
-        if r["model"] != model or r["split"] != split:
+        if r["model"] != model or r["split"] != split or r["value"] is None:  # None: no step truth to perturb
             continue
         detail = json.loads(r["detail_json"] or "{}")
         family, _, kind = r["metric"].partition(":")

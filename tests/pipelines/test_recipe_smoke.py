@@ -1,10 +1,11 @@
 """The SmolLM2 + GSM8K recipe end to end, as a user runs it (`prm-pipeline run recipes/smollm2-gsm8k.yaml`), on real
 SmolLM2 text (a few minutes each on 2 CPU cores).
 
-On GSM8K's 4 shortest test problems SmolLM2-135M reaches the gold answer in none of its 16 solutions (1 of 32 on
-the shortest train problems with a worked example in the prompt), so every rollout label would be 'bad': the run
-must stop there and say so. On 16 elementary problems in GSM8K's format it solves a quarter to a third, and every
-stage runs through a PRM trained on the recipe's labels and scored on held-out solutions.
+On GSM8K's 4 shortest test problems SmolLM2-135M reaches the gold answer in none of its 16 solutions, so every
+rollout label would be 'bad': the run must stop there and say so. (The recipe itself samples 8 solutions for each of
+the 24 shortest train problems, where it reaches the gold answer a few times: too long for this suite.) On 16
+elementary problems in GSM8K's format it solves a quarter to a third, and every stage runs through a PRM trained on
+the recipe's labels and scored on held-out solutions.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def gsm8k() -> Path:
 
 def test_on_real_gsm8k_the_run_stops_where_smollm2_never_reaches_gold(project_home: Path, tmp_path: Path,
                                                                       gsm8k: Path) -> None:
-    run = _run(tmp_path / "models")
+    test_split = gsm8k.with_name("test.jsonl")
+    run = _run(tmp_path / "models", f"dataset.path={test_split}", "dataset.limit=4", "sampling.n=4")
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
     stages = _stages(run.stdout)
     assert stages["problems"] == 4 and stages["solutions"] == 16 and "rollouts" not in stages  # stopped before

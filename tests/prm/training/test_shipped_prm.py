@@ -36,7 +36,7 @@ def test_a_tampered_shipped_checkpoint_is_refused(tmp_path: Path) -> None:
     data = bytearray(weights.read_bytes())
     data[len(data) // 2] ^= 0xFF  # the middle of the file: a digest of its ends would miss it
     weights.write_bytes(bytes(data))
-    with pytest.raises(ValueError, match="do not match the digests.*make prm"):
+    with pytest.raises(ValueError, match=r"do not match the digests.*make prm"):
         verify_shipped_prm(copy)
 
 
@@ -48,7 +48,7 @@ def test_a_tampered_or_missing_shipped_card_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="do not match the digests"):
         verify_shipped_prm(copy)
     (copy / "prm_card.json").write_text("{not json")
-    with pytest.raises(ValueError, match="no readable shipped-PRM card.*make prm"):
+    with pytest.raises(ValueError, match=r"no readable shipped-PRM card.*make prm"):
         verify_shipped_prm(copy)
 
 
