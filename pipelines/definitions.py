@@ -1,17 +1,23 @@
-"""The Dagster code location: ``dagster dev`` loads ``defs`` from here (see pyproject's [tool.dagster])."""
+"""The Dagster code location: ``dagster dev`` loads ``defs`` from here (see pyproject's [tool.dagster]).
+
+Assets are collected from the asset modules (:data:`ASSET_MODULES`), so a new asset is written once, in its
+module; a new asset module is one more entry there. Checks stay listed in ``assets/checks.py`` (``CHECKS``).
+"""
+
+from types import ModuleType
 
 import dagster as dg
 
+import assets.flywheel
+import assets.generation
+import assets.labeling
+import assets.prm
+import assets.problems
+import assets.rl
+import assets.search
+import assets.verification
 from assets.checks import CHECKS
-from assets.flywheel import FLYWHEEL_ASSETS
-from assets.generation import policy_model, rollouts, solutions
-from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_labels
-from assets.prm import label_source_comparison, prm_evaluation, prm_model, prm_training_set
-from assets.problems import problems
 from assets.resources import FlywheelResource, GenerationResource, WarehouseResource
-from assets.rl import rl_run
-from assets.search import search_comparison
-from assets.verification import consensus_labels, formal_verifications, judgments
 from pipelines.jobs import flywheel_job, prm_job, refresh_job, rl_job, search_job, warm_start_job
 from pipelines.maintenance import maintenance_job, weekly_maintenance
 from pipelines.recovery import dead_run_sensor
@@ -19,10 +25,26 @@ from pipelines.schedules import flywheel_schedule, nightly_refresh
 from pipelines.sensors import inbox_sensor
 from prm.models.constants import JUDGE_NAME
 
+# Every module that defines assets, upstream first: the order of the docs' asset graph and assets page.
+ASSET_MODULES = (assets.problems, assets.generation, assets.labeling, assets.verification, assets.prm, assets.rl,
+                 assets.search, assets.flywheel)
+
+
+def assets_of(modules: tuple[ModuleType, ...]) -> list[dg.AssetsDefinition]:
+    """The assets each module defines, module by module in definition order (``dg.load_assets_from_modules``
+    finds the same set, ordered by name); checks and assets imported from another module are left out."""
+    found = dg.load_assets_from_modules(modules)
+    order = [v for m in modules for v in vars(m).values()
+             if isinstance(v, dg.AssetsDefinition) and not isinstance(v, dg.AssetChecksDefinition)
+             and v.op.compute_fn.decorated_fn.__module__ == m.__name__]
+    if {a.key for a in order} != {a.key for a in found}:
+        raise RuntimeError(f"asset modules define {sorted(a.key.to_user_string() for a in order)} but Dagster "
+                           f"finds {sorted(a.key.to_user_string() for a in found)} in them; define each asset in a "
+                           "module of ASSET_MODULES with @dg.asset")
+    return order
+
 defs = dg.Definitions(
-    assets=[problems, policy_model, solutions, rollouts, mc_labels, omegaprm_labels, progress_labels, label_audit,
-            formal_verifications, judgments, consensus_labels, prm_training_set, prm_model, prm_evaluation,
-            label_source_comparison, rl_run, search_comparison, *FLYWHEEL_ASSETS],
+    assets=assets_of(ASSET_MODULES),
     asset_checks=CHECKS,
     jobs=[warm_start_job, refresh_job, prm_job, rl_job, search_job, flywheel_job, maintenance_job],
     schedules=[nightly_refresh, flywheel_schedule, weekly_maintenance],

@@ -25,7 +25,7 @@ from typing import Any
 
 from prm.format import first_error_of, labels_from_first_error, statuses_from_first_error
 from prm.labeling.audit import AuditRow, audit_labels
-from prm.labeling.types import StepLabel, params_json
+from prm.labeling.types import LabelRun, PartitionRows, StepLabel, derived_run, params_json
 from warehouse.methods import CONSENSUS, JUDGE, method_names
 
 
@@ -212,3 +212,22 @@ def consensus_report(verdicts: Sequence[SolutionVerdicts], steps: Sequence[Mappi
         share = len(kept) / run.n_solutions if run.n_solutions else None
         reports.append(PolicyReport(name, run.n_solutions, len(kept), share, audit))
     return reports
+
+
+class ConsensusLabeler:
+    """Consensus behind the one interface, derived variant: reads the partition's ``steps``, ``step_labels``
+    (its own rows left out), ``judgments`` and ``verifications``; the :class:`ConsensusRun` and the verdicts
+    are in ``extra["consensus_run"]`` and ``extra["verdicts"]``."""
+
+    reads = ("steps", "step_labels", "judgments", "verifications")
+
+    def __init__(self, config: ConsensusConfig | None = None, name: str = CONSENSUS) -> None:
+        self.config = config or ConsensusConfig()
+        self.name = name
+
+    def label(self, rows: PartitionRows) -> LabelRun:
+        """Collect every method's first errors and apply ``config.policy``."""
+        labels = [r for r in rows["step_labels"] if r["method"] != CONSENSUS]
+        verdicts = collect_verdicts(rows["steps"], labels, rows["judgments"], rows["verifications"])
+        run = apply_policy(verdicts, self.config)
+        return derived_run(self.name, run.labels, consensus_run=run, verdicts=verdicts)

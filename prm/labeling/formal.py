@@ -16,6 +16,7 @@ from prm.format import (
     statuses_from_first_error,
 )
 from prm.labeling.constants import FORMAL_TIMEOUT_S, LABELER_VERSION
+from prm.labeling.types import LabelRun, PartitionRows, StepLabel, derived_run
 from verifiers import check_steps
 
 # Which verifier checks the steps of a task; tasks not listed get no formal verdict.
@@ -76,3 +77,32 @@ def verify_steps(steps: Sequence[Mapping[str, Any]], task_of: Mapping[str, str],
                            "labeler_version": LABELER_VERSION, "params_json": params,
                            "n_rollouts": 0, "n_correct": 0, "cost_rollouts": 0, "cost_tokens": 0})
     return FormalRun(verifications, labels, dict(counts))
+
+
+@dataclass(frozen=True)
+class FormalConfig:
+    """Formal verifier settings."""
+
+    timeout_s: float = FORMAL_TIMEOUT_S  # per step, in the verifier pool
+
+
+class FormalLabeler:
+    """One formal verifier (``name``: ``sympy`` or ``z3``) behind the one interface, derived variant: reads the
+    partition's ``steps`` and ``problems`` and checks the steps of the tasks that verifier covers; its
+    ``verifications`` rows are in ``extra["verifications"]``."""
+
+    reads = ("steps", "problems")
+
+    def __init__(self, config: FormalConfig | None = None, name: str = "sympy") -> None:
+        if name not in _KIND:
+            raise ValueError(f"formal verifier {name!r} is unknown; use one of {sorted(_KIND)}")
+        self.config = config or FormalConfig()
+        self.name = name
+
+    def label(self, rows: PartitionRows) -> LabelRun:
+        """:func:`verify_steps` over the steps whose task this verifier checks."""
+        task_of = {p["problem_id"]: p["task"] for p in rows["problems"]}
+        mine = [s for s in rows["steps"] if VERIFIER_OF_TASK.get(task_of.get(s["problem_id"], "")) == self.name]
+        run = verify_steps(mine, task_of, self.config.timeout_s)
+        return derived_run(self.name, [StepLabel(**row) for row in run.labels], verifications=run.verifications,
+                           counts=run.counts)

@@ -25,7 +25,7 @@ from typing import Any
 from prm.datagen.targets import SolutionToLabel
 from prm.format import labels_from_first_error, statuses_from_first_error
 from prm.generation import GenerationBackend, sample_solutions
-from prm.labeling.types import StepLabel, params_json
+from prm.labeling.types import LabelRun, StepLabel, params_json
 from prm.models import prompter_for
 from prm.models.constants import JUDGE_NAME
 from warehouse.methods import JUDGE
@@ -279,3 +279,21 @@ def judge_solutions(solutions: Sequence[SolutionToLabel], backend: GenerationBac
         labels += step_labels_of(sol, votes, result, params, cost)
     return JudgeRun(judgments=tuple(judgments), labels=tuple(labels), cost_tokens=sum(j.cost_tokens for j in judgments),
                     n_abstain=sum(j.n_abstain for j in judgments), errors=tuple(errors))
+
+
+class JudgeLabeler:
+    """The LLM judge behind the one labeler interface: ``label(solutions, backend)`` runs
+    :func:`judge_solutions`; the :class:`JudgeRun` (with its ``judgments`` rows) is in ``extra["judge_run"]``."""
+
+    def __init__(self, config: JudgeConfig | None = None, name: str = JUDGE) -> None:
+        self.config = config or JudgeConfig()
+        self.name = name
+
+    def label(self, solutions: Sequence[SolutionToLabel], backend: GenerationBackend, *,
+              skip: Collection[str] = (), questions: Mapping[str, str] | None = None,
+              tokenizer: Any = None) -> LabelRun:
+        """Judge ``solutions`` (minus ``skip``); see :func:`judge_solutions` for ``questions`` and ``tokenizer``."""
+        run = judge_solutions(solutions, backend, self.config, questions=questions, tokenizer=tokenizer, skip=skip)
+        return LabelRun(method=self.name, labels=run.labels, new_rollouts=(), cost_rollouts=0,
+                        cost_tokens=run.cost_tokens, sampler_calls=1 if run.judgments or run.errors else 0,
+                        solution_ids=tuple(j.solution_id for j in run.judgments), extra={"judge_run": run})

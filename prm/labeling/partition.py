@@ -1,5 +1,12 @@
 """Label one (source, day) partition of the warehouse: rollout labelers (resumable), formal verifiers,
-the LLM judge, and their consensus."""
+the LLM judge, and their consensus.
+
+Every method resolves through :func:`prm.labeling.get_labeler`. Two shared paths, one per labeler variant:
+:func:`label_partition` for the rollout methods (chunked, resumable) and :func:`derive_partition` for methods
+derived from rows already stored (``label_progress_partition`` and ``consensus_partition`` are thin wrappers over
+it). ``judge_partition`` calls the judge's labeler and also writes its ``judgments``; ``verify_partition`` writes
+both formal verifiers' verdicts in one pass under the writer ``formal``, as the assets always have.
+"""
 
 from __future__ import annotations
 
@@ -8,29 +15,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from prm.datagen.partition import policy_solutions, solutions_to_label
+from prm.datagen.partition import solutions_to_label
 from prm.generation import GenerationBackend
 from prm.generation.constants import SOLUTION_MAX_TOKENS
 from prm.labeling.audit import AuditRow, audit_labels
-from prm.labeling.consensus import (
-    ConsensusConfig,
-    ConsensusRun,
-    PolicyReport,
-    SolutionVerdicts,
-    apply_policy,
-    collect_verdicts,
-    consensus_report,
-)
+from prm.labeling.consensus import ConsensusConfig, ConsensusRun, PolicyReport, SolutionVerdicts, consensus_report
 from prm.labeling.constants import FORMAL_TIMEOUT_S
 from prm.labeling.formal import FormalRun, verify_steps
-from prm.labeling.judge import JudgeConfig, JudgeRun, judge_solutions
-from prm.labeling.progress import PROGRESS_METHOD, ProgressConfig, progress_labels
-from prm.labeling.registry import get_labeler
+from prm.labeling.judge import JudgeConfig, JudgeRun
+from prm.labeling.progress import PROGRESS_METHOD, ProgressConfig
+from prm.labeling.registry import LABELERS, get_labeler, labelers_needing
 from prm.labeling.resume import label_in_chunks
 from prm.labeling.sampler import backend_sampler
-from prm.labeling.types import StepLabel
+from prm.labeling.types import DerivedLabeler, LabelRun, StepLabel
 from warehouse import Warehouse
-from warehouse.methods import CONSENSUS
+from warehouse.methods import CONSENSUS, JUDGE
 
 
 @dataclass(frozen=True)
@@ -74,6 +73,9 @@ def label_partition(
     any of them is stale (see :func:`current_labels`): resuming over re-sampled solutions would keep labels
     of texts that no longer exist.
     """
+    if method in LABELERS and LABELERS[method].needs != "rollouts":
+        raise ValueError(f"label method {method!r} does not sample rollouts; label_partition runs "
+                         f"{labelers_needing('rollouts')}, derive_partition the methods read from stored rows")
     solutions = solutions_to_label(wh, source, day, prompt)
     done = current_labels(wh, method, source, day)
     if not resume or done is None:  # asked to start over, or the labels describe solutions since re-sampled
@@ -137,20 +139,31 @@ def audit_partition(wh: Warehouse, method: str, source: str, day: str) -> AuditR
     return audit_labels(method, labels, steps, solutions)
 
 
+def derive_partition(wh: Warehouse, method: str, config: Any = None, *, source: str, day: str, run_id: str,
+                     writer: str | None = None) -> LabelRun:
+    """The one warehouse path of a derived method (:class:`prm.labeling.DerivedLabeler`): read the tables its
+    labeler ``reads``, label, and replace the partition's ``step_labels`` of ``writer`` (default: the method)."""
+    labeler = get_labeler(method, config)
+    if not isinstance(labeler, DerivedLabeler):
+        raise TypeError(f"label method {method!r} labels solutions, not warehouse rows; use label_partition")
+    run = labeler.label({table: wh.read_partition(table, source, day).to_pylist() for table in labeler.reads})
+    wh.write("step_labels", run.rows(), source=source, day=day, run_id=run_id, writer=writer or method, replace=True)
+    return run
+
+
 def label_progress_partition(wh: Warehouse, config: ProgressConfig, *, source: str, day: str,
                              run_id: str) -> list[StepLabel]:
     """Progress labels of the partition from its ``config.base_method`` labels; replaces earlier ones."""
-    mc = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] == config.base_method]
-    solutions = policy_solutions(wh, source, day)
-    labels = progress_labels(mc, solutions, config)
-    wh.write("step_labels", [lb.to_row() for lb in labels], source=source, day=day, run_id=run_id,
-             writer=PROGRESS_METHOD, replace=True)
-    return labels
+    return list(derive_partition(wh, PROGRESS_METHOD, config, source=source, day=day, run_id=run_id).labels)
 
 
 def verify_partition(wh: Warehouse, *, source: str, day: str, run_id: str,
                      timeout_s: float = FORMAL_TIMEOUT_S) -> FormalRun:
-    """Formal verdicts for every step of the partition: ``verifications`` rows and step labels."""
+    """Formal verdicts for every step of the partition: ``verifications`` rows and step labels.
+
+    Every verifier's verdicts are written together under the writer ``formal`` (one pool batch per verifier),
+    so this stays one :func:`verify_steps` call rather than one :func:`derive_partition` per verifier.
+    """
     task_of = {p["problem_id"]: p["task"] for p in wh.read_partition("problems", source, day).to_pylist()}
     run = verify_steps(wh.read_partition("steps", source, day).to_pylist(), task_of, timeout_s)
     kw = {"source": source, "day": day, "run_id": run_id, "replace": True}
@@ -168,21 +181,19 @@ def judge_partition(wh: Warehouse, backend: Callable[[], GenerationBackend], con
     solutions = sorted(solutions_to_label(wh, source, day, policy_prompt), key=lambda s: s.solution_id)
     if not solutions:
         return JudgeRun(judgments=(), labels=(), cost_tokens=0, n_abstain=0, errors=())
-    run = judge_solutions(solutions[:max_solutions], backend(), config, questions=questions)
+    labeler = get_labeler(JUDGE, config)
+    run: JudgeRun = labeler.label(solutions[:max_solutions], backend(), questions=questions).extra["judge_run"]
     kw = {"source": source, "day": day, "run_id": run_id, "replace": True}
-    wh.write("judgments", run.judgment_rows(), writer="judge", **kw)
-    wh.write("step_labels", run.rows(), writer="judge", **kw)
+    wh.write("judgments", run.judgment_rows(), writer=JUDGE, **kw)
+    wh.write("step_labels", run.rows(), writer=JUDGE, **kw)
     return run
 
 
 def consensus_partition(wh: Warehouse, config: ConsensusConfig, *, source: str, day: str,
                         run_id: str) -> tuple[ConsensusRun, list[PolicyReport], list[SolutionVerdicts]]:
     """Combine every method's first errors with ``config.policy``; report all policies side by side."""
+    derived = derive_partition(wh, CONSENSUS, config, source=source, day=day, run_id=run_id)
+    run, verdicts = derived.extra["consensus_run"], derived.extra["verdicts"]
     steps = wh.read_partition("steps", source, day).to_pylist()
-    labels = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] != CONSENSUS]
-    verdicts = collect_verdicts(steps, labels, wh.read_partition("judgments", source, day).to_pylist(),
-                                wh.read_partition("verifications", source, day).to_pylist())
-    run = apply_policy(verdicts, config)
-    wh.write("step_labels", run.rows(), source=source, day=day, run_id=run_id, writer=CONSENSUS, replace=True)
     solutions = wh.read_partition("solutions", source, day).to_pylist()
     return run, consensus_report(verdicts, steps, solutions, config=config), verdicts

@@ -18,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prm.datagen.synthetic import is_synthetic
 from prm.format import STATUS_LABELED, STATUS_UNVERIFIABLE, first_error_of
-from prm.labeling.types import StepLabel, params_json
+from prm.labeling.types import LabelRun, PartitionRows, StepLabel, derived_run, params_json
 from warehouse.methods import method
 
 PROGRESS_METHOD = method("progress").name
@@ -89,3 +90,20 @@ def progress_labels(mc_rows: Sequence[Mapping[str, Any]], solutions: Sequence[Ma
                              first_error=first_error, params_json=params, cost_rollouts=0, cost_tokens=0)
                    for k, soft, good, row in steps]
     return labels
+
+
+class ProgressLabeler:
+    """Progress labels behind the one interface, derived variant: reads the partition's ``step_labels`` (the
+    ``config.base_method`` rows) and ``solutions`` (the policy's, for MC(-1))."""
+
+    reads = ("step_labels", "solutions")
+
+    def __init__(self, config: ProgressConfig | None = None, name: str = PROGRESS_METHOD) -> None:
+        self.config = config or ProgressConfig()
+        self.name = name
+
+    def label(self, rows: PartitionRows) -> LabelRun:
+        """:func:`progress_labels` of the partition; synthetic solutions do not count towards MC(-1)."""
+        solutions = [s for s in rows["solutions"] if not is_synthetic(s["model"])]
+        base = [r for r in rows["step_labels"] if r["method"] == self.config.base_method]
+        return derived_run(self.name, progress_labels(base, solutions, self.config))

@@ -1,4 +1,11 @@
-"""Labelers by name: every entry takes its config and has the same ``label`` call."""
+"""Labelers by name, one entry per method of the method table (``warehouse/methods.py``) that the pipeline computes.
+
+Every entry takes its config and builds an object with the one ``label`` call (:class:`prm.labeling.Labeler`, or
+the :class:`prm.labeling.DerivedLabeler` variant for methods that read rows already in the warehouse). ``needs``
+says what ``label`` takes besides the solutions: ``rollouts`` (a RolloutSampler), ``backend`` (a
+GenerationBackend) or ``rows`` (the partition's tables named by the labeler's ``reads``).
+Adding a method is one module plus one line here (docs/how-to/add-label-method.md).
+"""
 
 from __future__ import annotations
 
@@ -6,29 +13,70 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from prm.labeling.consensus import ConsensusConfig, ConsensusLabeler
+from prm.labeling.formal import FormalConfig, FormalLabeler
+from prm.labeling.judge import JudgeConfig, JudgeLabeler
 from prm.labeling.mc import MCConfig, MCLabeler
 from prm.labeling.omega_search import OmegaPRMConfig
 from prm.labeling.omegaprm import OmegaPRMLabeler
-from prm.labeling.types import Labeler
+from prm.labeling.progress import ProgressConfig, ProgressLabeler
+from prm.labeling.types import DerivedLabeler, Labeler
+from warehouse.methods import method_names
+
+NEEDS = ("rollouts", "backend", "rows")
+# Method kinds no labeler computes: people's labels are imported, a model's step scores come from scoring.
+NOT_COMPUTED_KINDS = ("human", "model")
 
 
 @dataclass(frozen=True)
 class LabelerSpec:
-    """How to build a registered labeler: its config type, default config and constructor."""
+    """How to build a registered labeler: its config type, default config, constructor and what ``label`` takes."""
 
     config_type: type
     default: Any
-    build: Callable[[Any, str], Labeler]
+    build: Callable[[Any, str], Labeler | DerivedLabeler]
+    needs: str  # one of NEEDS
 
 
 LABELERS: dict[str, LabelerSpec] = {
-    "mc": LabelerSpec(MCConfig, MCConfig(), lambda c, n: MCLabeler(c, n)),
-    "mc_early_stop": LabelerSpec(MCConfig, MCConfig(early_stop=True), lambda c, n: MCLabeler(c, n)),
-    "omegaprm": LabelerSpec(OmegaPRMConfig, OmegaPRMConfig(), lambda c, n: OmegaPRMLabeler(c, n)),
+    "mc": LabelerSpec(MCConfig, MCConfig(), MCLabeler, "rollouts"),
+    "mc_early_stop": LabelerSpec(MCConfig, MCConfig(early_stop=True), MCLabeler, "rollouts"),
+    "omegaprm": LabelerSpec(OmegaPRMConfig, OmegaPRMConfig(), OmegaPRMLabeler, "rollouts"),
+    "progress": LabelerSpec(ProgressConfig, ProgressConfig(), ProgressLabeler, "rows"),
+    "sympy": LabelerSpec(FormalConfig, FormalConfig(), FormalLabeler, "rows"),
+    "z3": LabelerSpec(FormalConfig, FormalConfig(), FormalLabeler, "rows"),
+    "judge": LabelerSpec(JudgeConfig, JudgeConfig(), JudgeLabeler, "backend"),
+    "consensus": LabelerSpec(ConsensusConfig, ConsensusConfig(), ConsensusLabeler, "rows"),
 }
 
 
-def get_labeler(name: str, config: Any = None) -> Labeler:
+def computed_methods() -> tuple[str, ...]:
+    """Names of the method table's methods the pipeline computes, in table order.
+
+    >>> computed_methods()
+    ('mc', 'mc_early_stop', 'omegaprm', 'progress', 'sympy', 'z3', 'judge', 'consensus')
+    """
+    excluded = {n for kind in NOT_COMPUTED_KINDS for n in method_names(kind)}
+    return tuple(n for n in method_names() if n not in excluded)
+
+
+def labelers_needing(needs: str) -> tuple[str, ...]:
+    """Registered names whose ``label`` takes ``needs``.
+
+    >>> labelers_needing("rollouts")
+    ('mc', 'mc_early_stop', 'omegaprm')
+    """
+    if needs not in NEEDS:
+        raise ValueError(f"needs={needs!r} is unknown; use one of {NEEDS}")
+    return tuple(n for n, spec in LABELERS.items() if spec.needs == needs)
+
+
+if tuple(LABELERS) != computed_methods():  # one list of names: the method table's
+    raise RuntimeError(f"prm/labeling/registry.py registers {tuple(LABELERS)} but warehouse/methods.py computes "
+                       f"{computed_methods()}; register one labeler per computed method, in the table's order")
+
+
+def get_labeler(name: str, config: Any = None) -> Labeler | DerivedLabeler:
     """The labeler registered as ``name``; ``config`` defaults to the entry's own.
 
     >>> get_labeler("mc_early_stop").config.early_stop
@@ -36,7 +84,8 @@ def get_labeler(name: str, config: Any = None) -> Labeler:
     >>> get_labeler("omega")
     Traceback (most recent call last):
     ...
-    ValueError: labeler 'omega' is unknown; use one of ['mc', 'mc_early_stop', 'omegaprm']
+    ValueError: labeler 'omega' is unknown; use one of ['consensus', 'judge', 'mc', 'mc_early_stop', 'omegaprm', \
+'progress', 'sympy', 'z3']
     """
     if name not in LABELERS:
         raise ValueError(f"labeler {name!r} is unknown; use one of {sorted(LABELERS)}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -89,16 +89,55 @@ class LabelRun:
         return [label.to_row() for label in self.labels]
 
 
+# A partition's rows by table name (``{"steps": [...], "step_labels": [...]}``): what a derived labeler reads.
+PartitionRows = Mapping[str, Sequence[Mapping[str, Any]]]
+
+
 @runtime_checkable
 class Labeler(Protocol):
-    """Every labeling method: the same call, chosen from :data:`prm.labeling.LABELERS` by name."""
+    """A method that labels solutions: chosen from :data:`prm.labeling.LABELERS` by name.
+
+    ``label(solutions, engine, *, skip=())`` labels ``solutions`` (minus the ids in ``skip``, already labeled by
+    an earlier run) and returns a :class:`LabelRun`. ``engine`` is what the method draws on, named by its
+    registry entry's ``needs``: a :class:`RolloutSampler` for the rollout methods (``mc``, ``omegaprm``), a
+    ``GenerationBackend`` for the LLM judge. ``name`` becomes ``step_labels.method``; ``config`` is the
+    method's settings (written to ``params_json``).
+    """
 
     name: str
+    config: Any
 
-    def label(self, solutions: Sequence[SolutionToLabel], sampler: RolloutSampler, *,
+    def label(self, solutions: Sequence[SolutionToLabel], sampler: Any, *,
               skip: Collection[str] = ()) -> LabelRun:
         """Label ``solutions`` (minus ids in ``skip``, already labeled by an earlier run)."""
         ...
+
+
+@runtime_checkable
+class DerivedLabeler(Protocol):
+    """The variant for methods that derive labels from rows already in the warehouse (other methods' labels,
+    verdicts, judgments, steps) rather than from solutions and an engine: ``progress``, the formal
+    verifiers, ``consensus``.
+
+    ``reads`` names the partition tables it needs; ``label(rows)`` gets them as :data:`PartitionRows` and
+    returns a :class:`LabelRun` (method-specific results, e.g. ``verifications`` rows, in ``extra``).
+    """
+
+    name: str
+    config: Any
+    reads: tuple[str, ...]
+
+    def label(self, rows: PartitionRows) -> LabelRun:
+        """Labels derived from ``rows`` (one partition's tables, keyed by the names in ``reads``)."""
+        ...
+
+
+def derived_run(name: str, labels: Sequence[StepLabel], **extra: Any) -> LabelRun:
+    """A :class:`LabelRun` of a derived method: no rollouts, no sampler calls, costs summed from its rows."""
+    return LabelRun(method=name, labels=tuple(labels), new_rollouts=(),
+                    cost_rollouts=sum(lb.cost_rollouts for lb in labels),
+                    cost_tokens=sum(lb.cost_tokens for lb in labels), sampler_calls=0,
+                    solution_ids=tuple(dict.fromkeys(lb.solution_id for lb in labels)), extra=dict(extra))
 
 
 def params_json(name: str, config: Any) -> str:

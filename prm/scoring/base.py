@@ -1,9 +1,12 @@
-"""What both scoring engines share: the convention's layout, the context check, batching by length.
+"""What every scorer shares: the convention's layout, the context check, batching by length, the context manager.
 
 An engine (:class:`prm.scoring.scorer.PRMScorer` for transformers, :class:`prm.scoring.vllm_scorer.VLLMScorer`
 for vLLM) implements :meth:`StepScorer._forward` over already encoded items; everything before it (token ids,
 tag positions, overflow errors naming the item) is computed here, once, the same way for both, so the two
-engines read the PRM at the same tokens.
+engines read the PRM at the same tokens. An LM-head PRM
+(:class:`prm.scoring.implicit_scorer.ImplicitPRMScorer`) reads no step tags: it overrides :meth:`encode` and
+:meth:`score_batch` and keeps the rest (the context check naming the item, :meth:`score_steps`, :meth:`close`,
+``with``).
 """
 
 from __future__ import annotations
@@ -28,15 +31,34 @@ class StepScorer:
     engine = "base"
     default_batch: int | None = None
 
-    def __init__(self, tokenizer: Any, convention: StepTagConvention, config: ScorerConfig,
+    def __init__(self, tokenizer: Any, convention: StepTagConvention | None, config: ScorerConfig,
                  folder: str | Path | None, max_length: int | None) -> None:
+        """``convention`` is None for a PRM that reads no step tags (an LM-head PRM)."""
         self.tokenizer, self.convention, self.config = tokenizer, convention, config
         self.folder = Path(folder) if folder is not None else None
         self.max_length = max_length
 
-    def encode(self, problem: str, steps: Sequence[str]) -> EncodedSteps:
+    def encode(self, problem: str, steps: Sequence[str]) -> Any:
         """The ids the PRM reads and the positions of the step tags (raises ContextOverflowError)."""
+        if self.convention is None:
+            raise TypeError(f"{type(self).__name__} has no step-tag convention; it must override encode")
         return encode_item(self.tokenizer, self.convention, problem, steps, self.max_length)
+
+    def encode_items(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[Any | None]:
+        """:meth:`encode` of every item with steps (None for an item without), in order.
+
+        Raises :class:`ContextOverflowError` naming the item when one does not fit the context.
+        """
+        encoded: list[Any | None] = []
+        for i, (problem, steps) in enumerate(items):
+            if not steps:
+                encoded.append(None)
+                continue
+            try:
+                encoded.append(self.encode(problem, list(steps)))
+            except ContextOverflowError as err:
+                raise ContextOverflowError(f"item {i} (problem {problem[:40]!r}): {err}") from None
+        return encoded
 
     def score_steps(self, problem: str, steps: Sequence[str]) -> list[float]:
         """P(step is good) for every step, in order; ``[]`` for no steps."""
@@ -48,15 +70,7 @@ class StepScorer:
 
         Raises :class:`ContextOverflowError` naming the item when one does not fit the context.
         """
-        encoded: list[EncodedSteps | None] = []
-        for i, (problem, steps) in enumerate(items):
-            if not steps:
-                encoded.append(None)
-                continue
-            try:
-                encoded.append(self.encode(problem, list(steps)))
-            except ContextOverflowError as err:
-                raise ContextOverflowError(f"item {i} (problem {problem[:40]!r}): {err}") from None
+        encoded: list[EncodedSteps | None] = self.encode_items(items)
         scores: list[list[float]] = [[] for _ in items]
         # Longest first, so each batch pads to a similar length and an out-of-memory error shows up at once.
         order = sorted((i for i, e in enumerate(encoded) if e is not None), key=lambda i: -len(encoded[i].input_ids))

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from prm.format.prm_input import ContextOverflowError
-from prm.scoring.base import context_of
+from prm.scoring.base import StepScorer, context_of
 from prm.scoring.config import ScorerConfig
 from prm.scoring.implicit_recipe import (
     IMPLICIT_CONFIG_FILE,
@@ -146,20 +146,23 @@ def assess_batch(scorer: Any, items: Sequence[tuple[str, Sequence[str]]], batch_
     return [[StepAssessment(float(x), None) for x in row] for row in scorer.score_batch(items, batch_size=batch_size)]
 
 
-class ImplicitPRMScorer:
+class ImplicitPRMScorer(StepScorer):
     """An LM-head PRM and its reference in this process: :meth:`score_steps`, :meth:`score_batch`, :meth:`encode`
-    (raises :class:`ContextOverflowError` past the model's context), as :class:`prm.scoring.PRMScorer` offers."""
+    (raises :class:`ContextOverflowError` past the model's context), as :class:`prm.scoring.PRMScorer` offers.
+
+    A :class:`~prm.scoring.base.StepScorer` that reads no step tags (``convention`` is None): it encodes each
+    step's token span and scores from both models' log-probs, plus :meth:`assess_batch`'s off-policy flags.
+    """
 
     engine = "transformers"
 
     def __init__(self, model: Any, ref: Any, tokenizer: Any, *, beta: float, how: str,
                  config: ScorerConfig | None = None, folder: str | Path | None = None,
                  ref_floor: float | None = None, ood_ref_logprob: float | None = None) -> None:
-        self.model, self.ref, self.tokenizer, self.beta, self.how = model, ref, tokenizer, beta, how
+        config = config or ScorerConfig()
+        super().__init__(tokenizer, None, config, folder, config.max_length or context_of(model.config, tokenizer))
+        self.model, self.ref, self.beta, self.how = model, ref, beta, how
         self.ref_floor, self.ood_ref_logprob = ref_floor, ood_ref_logprob
-        self.config = config or ScorerConfig()
-        self.folder = Path(folder) if folder is not None else None
-        self.max_length = self.config.max_length or context_of(model.config, tokenizer)
 
     def encode(self, problem: str, steps: Sequence[str]) -> Encoded:
         """The ids the PRM reads and each step's token span."""
@@ -168,10 +171,6 @@ class ImplicitPRMScorer:
             raise ContextOverflowError(f"{len(encoded.input_ids)} tokens exceed the PRM's context of "
                                        f"{self.max_length}; score fewer steps or a shorter problem")
         return encoded
-
-    def score_steps(self, problem: str, steps: Sequence[str]) -> list[float]:
-        """P(step is good) for every step, in order; ``[]`` for no steps."""
-        return self.score_batch([(problem, steps)], batch_size=1)[0]
 
     def score_batch(self, items: Sequence[tuple[str, Sequence[str]]],
                     batch_size: int | None = None) -> list[list[float]]:
@@ -185,12 +184,7 @@ class ImplicitPRMScorer:
     def assess_batch(self, items: Sequence[tuple[str, Sequence[str]]],
                      batch_size: int | None = None) -> list[list[StepAssessment]]:
         """:meth:`assess_steps` of every ``(problem, steps)``, in order."""
-        for i, (problem, steps) in enumerate(items):
-            if steps:
-                try:
-                    self.encode(problem, steps)
-                except ContextOverflowError as err:
-                    raise ContextOverflowError(f"item {i} (problem {problem[:40]!r}): {err}") from None
+        self.encode_items(items)  # the context check, naming the item that does not fit
         keep = [i for i, (_, steps) in enumerate(items) if steps]
         readings = implicit_step_readings(self.model, self.ref, self.tokenizer,
                                           [(items[i][0], list(items[i][1])) for i in keep], beta=self.beta,
@@ -205,12 +199,6 @@ class ImplicitPRMScorer:
 
     def close(self) -> None:
         """Nothing to release: both models live in this process."""
-
-    def __enter__(self) -> ImplicitPRMScorer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def is_lm_head_folder(folder: str | Path) -> bool:

@@ -49,3 +49,21 @@ def test_every_asset_has_blocking_checks() -> None:
     graph = defs.resolve_asset_graph()
     checked = {key.asset_key for key in graph.asset_check_keys if graph.get_check_spec(key).blocking}
     assert set(graph.get_all_asset_keys()) - {dg.AssetKey("policy_model")} <= checked
+
+
+def test_every_module_that_defines_an_asset_is_collected() -> None:
+    import importlib
+    import pkgutil
+
+    import assets
+    from pipelines.definitions import ASSET_MODULES
+
+    defining = set()
+    for info in pkgutil.iter_modules(assets.__path__):
+        module = importlib.import_module(f"assets.{info.name}")
+        if any(isinstance(v, dg.AssetsDefinition) and not isinstance(v, dg.AssetChecksDefinition)
+               and v.op.compute_fn.decorated_fn.__module__ == module.__name__ for v in vars(module).values()):
+            defining.add(module.__name__)
+    assert defining and defining <= {m.__name__ for m in ASSET_MODULES}
+    assert {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()} >= {
+        "problems", "solutions", "mc_labels", "consensus_labels", "prm_model", "flywheel_policy"}

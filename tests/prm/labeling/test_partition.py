@@ -6,7 +6,10 @@ import datetime as dt
 
 import pytest
 
-from prm.labeling.partition import current_labels
+from prm.datagen.partition import policy_solutions
+from prm.labeling.consensus import ConsensusConfig, apply_policy, collect_verdicts
+from prm.labeling.partition import consensus_partition, current_labels, label_progress_partition
+from prm.labeling.progress import ProgressConfig, progress_labels
 from warehouse import Warehouse
 
 SOURCE, DAY = "arith", "2026-11-20"
@@ -63,3 +66,36 @@ def test_resampling_the_solutions_makes_earlier_labels_stale(wh: Warehouse) -> N
     assert current_labels(wh, "mc", SOURCE, DAY) == {"a"}
     _labels(wh, "mc", {"b": 4})
     assert current_labels(wh, "mc", SOURCE, DAY) is None
+
+
+def test_derived_methods_write_what_their_functions_compute_and_replace_it(wh: Warehouse) -> None:
+    _solutions(wh, {"a": 1, "b": 1})
+    wh.write("steps", [{"solution_id": sid, "problem_id": "p", "step_idx": k, "text": "1 = 1", "char_start": 0,
+                        "char_end": 5} for sid in ("a", "b") for k in range(2)], source=SOURCE, day=DAY, replace=True)
+    for method, first_error in (("mc", 1), ("judge", 1)):
+        wh.write("step_labels", [{"solution_id": sid, "problem_id": "p", "step_idx": k, "method": method,
+                                  "soft_label": float(k < 1), "hard_label": k < 1, "status": "labeled",
+                                  "first_error": first_error, "n_rollouts": 8, "labeler_version": "t",
+                                  "created_at": _at(2)} for sid in ("a", "b") for k in range(2)],
+                 source=SOURCE, day=DAY, writer=method)
+    stored = wh.read_partition("step_labels", SOURCE, DAY).to_pylist()
+    expected_progress = [lb.to_row() for lb in progress_labels(stored, policy_solutions(wh, SOURCE, DAY))]
+    expected_consensus = apply_policy(collect_verdicts(wh.read_partition("steps", SOURCE, DAY).to_pylist(), stored))
+    for _ in range(2):  # a rerun replaces the method's rows
+        labels = label_progress_partition(wh, ProgressConfig(), source=SOURCE, day=DAY, run_id="r")
+        run, reports, verdicts = consensus_partition(wh, ConsensusConfig(), source=SOURCE, day=DAY, run_id="r")
+    rows = wh.read_partition("step_labels", SOURCE, DAY).to_pylist()
+    cols = list(expected_progress[0])
+
+    def written(method: str) -> list[dict]:
+        return sorted(({c: r[c] for c in cols} for r in rows if r["method"] == method), key=lambda r: _key(r))
+
+    assert [lb.to_row() for lb in labels] == expected_progress
+    assert written("progress") == sorted(expected_progress, key=_key) and len(expected_progress) == 4
+    assert run == expected_consensus and run.kept == ("a", "b")
+    assert written("consensus") == sorted(({c: r[c] for c in cols} for r in run.rows()), key=_key)
+    assert len(verdicts) == 2 and {r.policy for r in reports} == {"mc_judge_agree", "formal_override", "all_agree"}
+
+
+def _key(row: dict) -> tuple:
+    return row["solution_id"], row["step_idx"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prm.labeling import LABELERS, MCConfig, get_labeler, label_in_chunks
+from prm.labeling import MCConfig, get_labeler, label_in_chunks, labelers_needing
 
 WRONGS = [["ok"] * i + ["bad"] + ["ok"] * (7 - i) for i in range(8)]
 
@@ -20,7 +20,7 @@ def _key(row):
     return (row["solution_id"], row["step_idx"], row["method"])
 
 
-@pytest.mark.parametrize("method", sorted(LABELERS))
+@pytest.mark.parametrize("method", labelers_needing("rollouts"))
 def test_interrupted_run_resumes_to_the_uninterrupted_result(oracle_cls, sampler_of, solution, method):
     sols = _solutions(solution)
     labeler = get_labeler(method)
