@@ -396,6 +396,14 @@ def _extraction(logs: Logs) -> str:
 
 
 STUDIES: tuple[Study, ...] = (
+    Study("label-sources-floor", "Label sources with the default (floored) recipe, 300 problems per length",
+          ("prm_per_level_300_floor.log",),
+          "python benchmarks/prm.py --per-level 300 --methods truth mc omegaprm --seeds 0 1 2 --implicit-steps 0",
+          "Today's default LM-head recipe (each token read against a reference floored at 0.05): one PRM per label "
+          "source and seed on the shipped policy's samples; every figure the mean over 3 seeds with a 95% bootstrap "
+          "interval over test problems; paired columns are each scorer's difference from the truth-trained PRM; "
+          "the last column is the least-detected off-policy perturbation kind.",
+          _comparison, ("prm300floor_best_of_n_in_distribution.png", "prm300floor_best_of_n_easy_to_hard.png")),
     Study("label-sources", "Label sources at 800 problems per length (the default size)",
           ("prm_per_level_800.log",), "python benchmarks/prm.py --methods truth mc omegaprm --seeds 0 1 2",
           "One LM-head PRM per label source and seed, on the shipped policy's samples of 4-8-step word problems; "

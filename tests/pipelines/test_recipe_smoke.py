@@ -86,7 +86,7 @@ def test_the_recipe_runs_every_stage_through_a_scored_prm(project_home: Path, tm
     data = tmp_path / "easy.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in easy_problems()))
     run = _run(tmp_path / "models", f"dataset.path={data}", "dataset.source=gsm8k_easy", "dataset.limit=16",
-               "prm.max_steps=2", "prm.batch_size=4")
+               "sampling.n=4", "prm.max_steps=2", "prm.batch_size=4")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     stages = _stages(run.stdout)
     for stage in ("problems", "solutions", "rollouts", "mc_labels", "omegaprm_labels", "prm_training_set"):
