@@ -56,3 +56,12 @@ def test_jsonl_nested_100k_deep_is_a_clear_error(tmp_path: Path, reader) -> None
     path.write_text(json.dumps(ROW) + "\n" + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"deep\.jsonl:2: JSON nested too deeply"):
         reader(path)
+
+
+def test_a_processbench_row_whose_steps_are_a_string_is_one_clear_error(tmp_path: Path) -> None:
+    from prm.export import read_processbench
+
+    path = tmp_path / "pb.jsonl"
+    path.write_text(json.dumps({"id": "a", "problem": "q", "steps": "abc", "label": -1}) + "\n")
+    with pytest.raises(ValueError, match=r"pb\.jsonl:1: steps must be a non-empty list of step strings, got a string"):
+        read_processbench(path)
