@@ -64,3 +64,15 @@ def test_a_malformed_external_file_fails_the_evaluation_with_the_line(
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     assert "bad.jsonl:1: label 4" in str(failure.event_specific_data.error)
+
+
+def test_an_evaluation_that_cannot_measure_best_of_n_says_so() -> None:
+    from assets.prm import _unmeasurable_note
+
+    def rows(oracle: float, uniform: float) -> list[dict]:
+        return [{"model": "oracle", "metric": "bon_acc@4", "value": oracle},
+                {"model": "random_pick", "metric": "bon_acc@4", "value": uniform}]
+
+    assert _unmeasurable_note(rows(0.0, 0.0)).startswith("**No test problem has a correct solution**")
+    assert _unmeasurable_note(rows(1.0, 1.0)).startswith("**Every test solution is correct**")
+    assert _unmeasurable_note(rows(1.0, 0.6)) == ""
