@@ -18,8 +18,8 @@ from prm.evaluation.folder import evaluate_folder
 from prm.evaluation.heldout import IN_DISTRIBUTION, heldout_solutions
 from prm.evaluation.perturbations import columns_from_rows, perturbation_markdown
 from prm.evaluation.plots import plot_best_of_n_by_scorer
-from prm.evaluation.prm_eval import ORACLE, RANDOM, as_solutions, bon_curve
-from prm.evaluation.table import sensitivity_text
+from prm.evaluation.prm_eval import as_solutions, bon_curve
+from prm.evaluation.table import sensitivity_text, unmeasurable_note
 from prm.experiments.label_sources import (
     ComparisonConfig,
     bon_curves,
@@ -31,7 +31,7 @@ from prm.experiments.pooled import with_truth_differences
 from prm.models import weights_digest
 from prm.training import PRMTrainConfig, TrainingSet, TrainingSetConfig, build_training_set, stratified_splits
 from prm.training.artifacts import PRMArtifacts
-from prm.training.ship import SHIPPED_PRM_DIR, figures, figures_markdown, verify_shipped_prm
+from prm.training.ship import SHIPPED_PRM_DIR, evaluate_shipped_on_partition, verify_shipped_prm
 from prm.training.trainer import read_prm_card
 from warehouse import connect, today
 from warehouse.methods import COMPARED_METHODS
@@ -192,7 +192,7 @@ def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     wh.write("prm_evaluations", ev.rows, writer="prm_evaluation", **kw)
     # One set of scores per PRM: evaluating the same model again (a rerun, another day) replaces its scores.
     wh.write("step_scores", ev.scores, writer="prm_evaluation", replace_where={"model": ev.model}, **kw)
-    table = _unmeasurable_note(ev.rows) + evaluation_markdown(ev.rows)
+    table = unmeasurable_note(ev.rows) + evaluation_markdown(ev.rows)
     context.log.info("PRM evaluation\n" + table)
     curve = bon_curve(as_solutions(ev.scored["val"]), as_solutions(ev.scored["test"]),
                       ns=[n for n in (1, 2, 4, 8) if n <= ev.bon_n])
@@ -216,19 +216,6 @@ def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     })
 
 
-def _unmeasurable_note(rows: list[dict]) -> str:
-    """A line above the table when best-of-N cannot tell scorers apart: no test problem has a correct solution
-    (the oracle picks nothing right), or every one has only correct ones (nothing to pick against)."""
-    oracle = [r["value"] for r in rows if r["model"] == ORACLE and r["metric"].startswith("bon_acc@")]
-    uniform = [r["value"] for r in rows if r["model"] == RANDOM and r["metric"].startswith("bon_acc@")]
-    if oracle and all(v == 0 for v in oracle):
-        return ("**No test problem has a correct solution** (oracle 0): best-of-N and the votes measure nothing "
-                "here; sample more solutions, easier problems or a stronger policy.\n\n")
-    if uniform and all(v == 1 for v in uniform):
-        return "**Every test solution is correct**: best-of-N has nothing to pick against.\n\n"
-    return ""
-
-
 def _reads_shipped_policy(trained: Path) -> bool:
     """Whether the trained PRM and the shipped one are fine-tuned from the same policy (so the shipped PRM reads
     this partition's steps); a shipped folder that fails its digest check fails the run."""
@@ -242,17 +229,7 @@ def _reads_shipped_policy(trained: Path) -> bool:
 
 
 def _shipped_evaluation(config: TrainingSetConfig, warehouse: WarehouseResource) -> tuple[list[dict], str]:
-    """The shipped PRM's rows on the partition (validation chooses its threshold and aggregation; every problem
-    outside validation is its test set, since it trained on none of them) and their markdown table."""
-    con = connect(warehouse.get().root)
-    splits = heldout_solutions(con, stratified_splits(con, config), splits=("train", "val", "test"),
-                               source=config.source)
-    heldout = {"val": splits["val"], "test": splits["train"] + splits["test"]}
-    ev = evaluate_folder(SHIPPED_PRM_DIR, heldout, "truth", experiment="shipped_prm")
-    n_problems = len({s["problem_id"] for s in heldout["test"]})
-    head = (f"{n_problems} problems, {len(heldout['test'])} solutions outside validation (best-of-{ev.bon_n}); "
-            "the shipped PRM trained on none of them")
-    return ev.rows, head + "\n\n" + figures_markdown(figures(ev.rows, ev.model))
+    return evaluate_shipped_on_partition(connect(warehouse.get().root), config)
 
 
 def _external(rows: list[dict], model: str, path: str, label_method: str) -> list[dict]:

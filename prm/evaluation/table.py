@@ -18,6 +18,7 @@ from prm.evaluation.prm_eval import (
     MAJORITY,
     NEVER_FLAG,
     ORACLE,
+    RANDOM,
     ScoredSolution,
     as_solutions,
     constant_baseline,
@@ -170,3 +171,14 @@ def evaluation_markdown(rows: Sequence[Mapping[str, Any]],
                           [*keys, *metrics])
 
 
+def unmeasurable_note(rows: Sequence[Mapping[str, Any]]) -> str:
+    """A line above the table when best-of-N cannot tell scorers apart: no test problem has a correct solution
+    (the oracle picks nothing right), or every one has only correct ones (nothing to pick against)."""
+    oracle = [r["value"] for r in rows if r["model"] == ORACLE and r["metric"].startswith("bon_acc@")]
+    uniform = [r["value"] for r in rows if r["model"] == RANDOM and r["metric"].startswith("bon_acc@")]
+    if oracle and all(v == 0 for v in oracle):
+        return ("**No test problem has a correct solution** (oracle 0): best-of-N and the votes measure nothing "
+                "here; sample more solutions, easier problems or a stronger policy.\n\n")
+    if uniform and all(v == 1 for v in uniform):
+        return "**Every test solution is correct**: best-of-N has nothing to pick against.\n\n"
+    return ""

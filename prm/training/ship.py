@@ -191,6 +191,19 @@ def build_shipped_prm(out: Path = SHIPPED_PRM_DIR, recipe: ShippedRecipe = Shipp
     return entry
 
 
+def evaluate_shipped_on_partition(con: Any, config: TrainingSetConfig) -> tuple[list[dict[str, Any]], str]:
+    """The shipped PRM's evaluation rows on a partition's solutions and their markdown: validation chooses its
+    threshold and aggregation; every problem outside validation is its test set, since it trained on none of them."""
+    splits = heldout_solutions(con, stratified_splits(con, config), splits=("train", "val", "test"),
+                               source=config.source)
+    heldout = {"val": splits["val"], "test": splits["train"] + splits["test"]}
+    ev = evaluate_folder(SHIPPED_PRM_DIR, heldout, "truth", experiment="shipped_prm")
+    n_problems = len({s["problem_id"] for s in heldout["test"]})
+    head = (f"{n_problems} problems, {len(heldout['test'])} solutions outside validation (best-of-{ev.bon_n}); "
+            "the shipped PRM trained on none of them")
+    return ev.rows, head + "\n\n" + figures_markdown(figures(ev.rows, ev.model))
+
+
 def verify_shipped_prm(folder: Path = SHIPPED_PRM_DIR) -> dict[str, Any]:
     """The card's ``shipped`` entry, after checking the weights against its digests; ``ValueError`` says what is
     wrong and how to restore the folder."""

@@ -67,7 +67,7 @@ def test_a_malformed_external_file_fails_the_evaluation_with_the_line(
 
 
 def test_an_evaluation_that_cannot_measure_best_of_n_says_so() -> None:
-    from assets.prm import _unmeasurable_note
+    from prm.evaluation.table import unmeasurable_note as _unmeasurable_note
 
     def rows(oracle: float, uniform: float) -> list[dict]:
         return [{"model": "oracle", "metric": "bon_acc@4", "value": oracle},
