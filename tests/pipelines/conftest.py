@@ -1,13 +1,17 @@
-"""Dagster fixtures: a throwaway instance and resources pointing at a tmp warehouse."""
+"""Dagster fixtures: a throwaway instance, resources pointing at a tmp warehouse, and one refresh run of the
+tiny config shared by the tests that only read what it wrote."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
 from assets.resources import WarehouseResource
+
+REFRESH_DAY = "2026-11-20"  # the day of the shared tiny refresh run (source arith)
 
 
 @pytest.fixture
@@ -54,3 +58,33 @@ def tiny_run_config(model: str, context: int) -> dict:
         },
         "resources": {"generation": {"config": {"model": model, "kv_cache_gib": 0.5, "max_model_len": context}}},
     }
+
+
+@dataclass(frozen=True)
+class RefreshRun:
+    """The refresh job's result on (REFRESH_DAY, arith) and the warehouse root it wrote."""
+
+    result: dg.ExecuteInProcessResult
+    root: Path
+
+
+@pytest.fixture(scope="session")
+def refresh_run(tmp_path_factory: pytest.TempPathFactory, tiny_policy_dir: Path, tiny_context: int) -> RefreshRun:
+    """The whole refresh job on the tiny config, once per session (real engine, labelers and checks), into its own
+    instance and warehouse. Tests read it; one that changes the data copies ``root`` into its own warehouse."""
+    from assets.partitions import partition_key, register_sources
+    from pipelines.definitions import defs
+
+    tmp = tmp_path_factory.mktemp("refresh-run")
+    for folder in ("inbox", "home"):
+        (tmp / folder).mkdir()
+    root = tmp / "warehouse"
+    with dg.instance_for_test(temp_dir=str(tmp / "home")) as instance, pytest.MonkeyPatch.context() as env:
+        env.setenv("PRM_DATA_ROOT", str(root))
+        env.setenv("PRM_INBOX", str(tmp / "inbox"))
+        register_sources(instance, ["arith"])
+        result = defs.resolve_job_def("refresh").execute_in_process(
+            partition_key=partition_key(REFRESH_DAY, "arith"), instance=instance,
+            run_config=tiny_run_config(str(tiny_policy_dir), tiny_context),
+            resources={"warehouse": WarehouseResource(data_root=str(root))}, raise_on_error=False)
+    return RefreshRun(result, root)

@@ -1,26 +1,23 @@
-"""The whole refresh graph in-process on a tiny config: real vLLM engine, real labelers, real checks."""
+"""The whole refresh graph in-process on a tiny config: real vLLM engine, real labelers, real checks. The run is
+the session's ``refresh_run`` (tests/pipelines/conftest.py); the resume test reruns on a copy of its warehouse."""
 
 from __future__ import annotations
+
+import shutil
 
 import dagster as dg
 import pytest
 
 from assets.partitions import partition_key, register_sources
 from pipelines.definitions import defs
-from tests.pipelines.conftest import tiny_run_config
+from tests.pipelines.conftest import REFRESH_DAY, RefreshRun, tiny_run_config
 from warehouse import connect
 
 pytestmark = pytest.mark.slow
 
 
-def test_the_refresh_graph_fills_every_table_and_passes_blocking_checks(
-    instance, resource, tiny_policy_dir, tiny_context
-) -> None:
-    register_sources(instance, ["arith"])
-    job = defs.resolve_job_def("refresh")
-    result = job.execute_in_process(partition_key=partition_key("2026-11-20", "arith"), instance=instance,
-                                    run_config=tiny_run_config(str(tiny_policy_dir), tiny_context),
-                                    raise_on_error=False)
+def test_the_refresh_graph_fills_every_table_and_passes_blocking_checks(refresh_run: RefreshRun) -> None:
+    result = refresh_run.result
     assert result.success
     graph = defs.resolve_asset_graph()
     outside = ("prm", "rl", "search", "flywheel")  # the refresh job: not the policy nor these groups
@@ -32,7 +29,7 @@ def test_the_refresh_graph_fills_every_table_and_passes_blocking_checks(
     assert blocking <= set(evaluations)
     assert all(evaluations[name] for name in blocking)
 
-    con = connect(resource.get().root)
+    con = connect(refresh_run.root)
     counts = dict(con.execute(
         "SELECT 'problems', count(*) FROM problems UNION ALL SELECT 'solutions', count(*) FROM solutions "
         "UNION ALL SELECT 'rollouts', count(*) FROM rollouts UNION ALL SELECT 'label_audit', count(*) FROM label_audit"
@@ -74,15 +71,16 @@ def test_the_refresh_graph_fills_every_table_and_passes_blocking_checks(
         assert shown == n, method
 
 
-def test_materializing_again_resumes_without_duplicates(instance, resource, tiny_policy_dir, tiny_context) -> None:
+def test_materializing_again_resumes_without_duplicates(instance, resource, refresh_run: RefreshRun,
+                                                        tiny_policy_dir, tiny_context) -> None:
+    # The first materialization is the shared run: its warehouse, copied, is this test's to change.
+    assert refresh_run.result.success
+    shutil.copytree(refresh_run.root, resource.get().root, dirs_exist_ok=True)
     register_sources(instance, ["arith"])
     job = defs.resolve_job_def("refresh")
     config = tiny_run_config(str(tiny_policy_dir), tiny_context)
     labels = [dg.AssetKey("mc_labels")]
-    first = job.execute_in_process(partition_key=partition_key("2026-11-21", "arith"), instance=instance,
-                                   run_config=config, raise_on_error=False)
-    assert first.success
-    again = job.execute_in_process(partition_key=partition_key("2026-11-21", "arith"), instance=instance,
+    again = job.execute_in_process(partition_key=partition_key(REFRESH_DAY, "arith"), instance=instance,
                                    run_config={**config, "ops": {"mc_labels": config["ops"]["mc_labels"]}},
                                    asset_selection=labels, raise_on_error=False)
     assert again.success
@@ -98,7 +96,7 @@ def test_materializing_again_resumes_without_duplicates(instance, resource, tiny
     resample = {**config, "ops": {"solutions": {"config": {**ops["solutions"]["config"], "seed": 1}},
                                   "rollouts": ops["rollouts"], "mc_labels": ops["mc_labels"]}}
     chain = [dg.AssetKey("solutions"), dg.AssetKey("rollouts"), *labels]  # mc_labels runs after rollouts
-    third = job.execute_in_process(partition_key=partition_key("2026-11-21", "arith"), instance=instance,
+    third = job.execute_in_process(partition_key=partition_key(REFRESH_DAY, "arith"), instance=instance,
                                    run_config=resample, asset_selection=chain,
                                    raise_on_error=False)
     assert third.success

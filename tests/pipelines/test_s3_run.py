@@ -1,21 +1,20 @@
 """The refresh graph on an ``s3://`` warehouse (a real S3-compatible server, moto, on 127.0.0.1): every table the
-run writes reads back with DuckDB identical to the same run on a local folder."""
+run writes reads back with DuckDB identical to the same run on a local folder (the session's ``refresh_run``,
+tests/pipelines/conftest.py)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
 from assets.partitions import partition_key, register_sources
 from assets.resources import WarehouseResource
 from pipelines.definitions import defs
-from tests.pipelines.conftest import tiny_run_config
+from tests.pipelines.conftest import REFRESH_DAY, RefreshRun, tiny_run_config
 from warehouse import Warehouse, connect
 from warehouse.schemas import PRIMARY_KEYS, TABLES
 
 pytestmark = pytest.mark.slow
-PARTITION = partition_key("2026-11-20", "arith")
+PARTITION = partition_key(REFRESH_DAY, "arith")  # the shared local run's
 PROVENANCE = ("run_id", "created_at")  # differ between any two runs
 
 
@@ -36,13 +35,12 @@ def _tables(root: str) -> dict[str, list[tuple]]:
 
 
 def test_the_refresh_run_on_s3_reads_back_identical_to_the_local_run(
-    instance, s3_root: str, tmp_path: Path, tiny_policy_dir, tiny_context
+    instance, s3_root: str, refresh_run: RefreshRun, tiny_policy_dir, tiny_context
 ) -> None:
+    assert refresh_run.result.success
     register_sources(instance, ["arith"])
-    config = tiny_run_config(str(tiny_policy_dir), tiny_context)
-    local = str(tmp_path / "local-warehouse")
-    _run(instance, local, config)
-    _run(instance, s3_root, config)
+    local = str(refresh_run.root)  # the same job, partition and config on a local folder
+    _run(instance, s3_root, tiny_run_config(str(tiny_policy_dir), tiny_context))
     here, there = _tables(local), _tables(s3_root)
     assert {t: len(r) for t, r in there.items()} == {t: len(r) for t, r in here.items()}
     assert sum(len(r) for r in there.values()) > 100 and there["step_labels"]
