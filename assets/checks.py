@@ -1,32 +1,35 @@
-"""Asset checks: thin wrappers over ``warehouse.checks`` with counts in metadata; ``CHECKS`` holds every one."""
+"""Asset checks: thin wrappers over ``warehouse.checks`` with counts in metadata, and the table checks of every
+stage (``pipelines/definitions.py`` collects them from here and from the asset modules)."""
 
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import dagster as dg
 
 from assets.check_factories import orphan_check, result, table_checks
-from assets.flywheel import FLYWHEEL_CHECKS, flywheel_labels, flywheel_policy, flywheel_samples
+from assets.flywheel import flywheel_labels, flywheel_policy, flywheel_samples
 from assets.generation import policy_model, rollouts, solutions
 from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_labels
 from assets.prm import label_source_comparison, prm_evaluation, prm_model, prm_training_set
 from assets.problems import problems
 from assets.resources import GenerationResource, WarehouseResource
-from assets.rl import rl_arms_complete, rl_improves_some_arm, rl_no_arm_hacked, rl_run
-from assets.search import search_comparison_complete
+from assets.rl import rl_run
 from assets.verification import consensus_labels, formal_verifications, judge_outcome_from_metadata, judgments
-from prm.evaluation.latest import latest_f1
-from prm.evaluation.prm_eval import CONSTANT, LENGTH
+from prm.evaluation import CONSTANT, LENGTH, latest_f1
 from prm.format import StepTagConvention
-from prm.labeling.judge_outcome import judge_outcome_verdict
-from prm.labeling.readiness import ReadinessThresholds, SolutionCounts, readiness
-from prm.models import resolve_model
-from prm.models.constants import ARITH_POLICY_NAME, JUDGE_NAME, SHIPPED_JUDGE_DIR
-from prm.models.judge import judge_card_problems, read_judge_card
+from prm.labeling import ReadinessThresholds, SolutionCounts, judge_outcome_verdict
+from prm.labeling.readiness import readiness  # the module's own name: the package keeps the module
+from prm.models import (
+    ARITH_POLICY_NAME,
+    JUDGE_NAME,
+    SHIPPED_JUDGE_DIR,
+    judge_card_problems,
+    read_judge_card,
+    resolve_model,
+)
 from prm.policy import card_problems, read_card
-from prm.scoring.implicit_scorer import is_lm_head_folder, read_recipe
-from prm.training import TrainingSet, read_prm_card
-from prm.training.artifacts import PRMArtifacts
+from prm.scoring import is_lm_head_folder, read_recipe
+from prm.training import PRMArtifacts, TrainingSet, read_prm_card
 from warehouse import checks as wc
-from warehouse.methods import method, method_names
+from warehouse import method, method_names
 
 
 @dg.asset_check(asset=problems, blocking=True, description="Every problem has a gold answer; generated "
@@ -179,18 +182,14 @@ def step_label_checks(asset: dg.AssetsDefinition, methods: tuple[str, ...]) -> l
             label_range_check(asset), *(label_balance_check(asset, m) for m in methods)]
 
 
-CHECKS = [
-    policy_card_in_band,
-    judge_card_in_band,
-    judge_agrees_with_outcomes,
+# The checks made by the factories above, one list per stage. pipelines/definitions.py collects every check of
+# this module and of the asset modules (the decorated ones and these lists), so a new check is written once.
+DATA_TABLE_CHECKS = [
     *table_checks(problems, "problems"),
-    problems_gold_answers,
     *table_checks(solutions, "solutions"),
     *table_checks(solutions, "steps"),
     orphan_check(solutions, "solutions", "problems", "problem_id"),
     orphan_check(solutions, "steps", "solutions", "solution_id"),
-    solutions_outcome_balance,
-    solutions_can_be_labeled,
     *table_checks(rollouts, "rollouts"),
     orphan_check(rollouts, "rollouts", "solutions", "solution_id"),
     *table_checks(label_audit, "label_audit"),
@@ -273,13 +272,10 @@ def prm_folder_is_scorable() -> dg.AssetCheckResult:
                                metadata={"train_solutions": int(card.get("rows", {}).get("train", 0))})
 
 
-CHECKS += [prm_splits_disjoint, prm_both_classes, prm_beats_constant_baseline, prm_folder_is_scorable,
-           threshold_chosen_on_validation(prm_evaluation, "prm_evaluation"),
-           threshold_chosen_on_validation(label_source_comparison, "label_source_comparison"),
-           *table_checks(prm_evaluation, "prm_evaluations"), *table_checks(prm_evaluation, "step_scores"),
-           *table_checks(label_source_comparison, "prm_evaluations")]
-CHECKS += [*table_checks(rl_run, "rl_metrics"), rl_arms_complete, rl_improves_some_arm, rl_no_arm_hacked,
-           search_comparison_complete]
-CHECKS += [*FLYWHEEL_CHECKS, *table_checks(flywheel_samples, "solutions"),
-           *table_checks(flywheel_labels, "step_labels"), label_range_check(flywheel_labels),
-           *table_checks(flywheel_policy, "models")]
+PRM_TABLE_CHECKS = [threshold_chosen_on_validation(prm_evaluation, "prm_evaluation"),
+                    threshold_chosen_on_validation(label_source_comparison, "label_source_comparison"),
+                    *table_checks(prm_evaluation, "prm_evaluations"), *table_checks(prm_evaluation, "step_scores"),
+                    *table_checks(label_source_comparison, "prm_evaluations")]
+RL_TABLE_CHECKS = table_checks(rl_run, "rl_metrics")
+FLYWHEEL_TABLE_CHECKS = [*table_checks(flywheel_samples, "solutions"), *table_checks(flywheel_labels, "step_labels"),
+                         label_range_check(flywheel_labels), *table_checks(flywheel_policy, "models")]

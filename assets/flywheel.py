@@ -10,15 +10,27 @@ import dagster as dg
 from assets.metadata import md_table
 from assets.partitions import ROUNDS, round_key
 from assets.resources import FlywheelResource, GenerationResource, WarehouseResource
-from prm.flywheel import round_source
-from prm.flywheel.checks import hacking_in_band, policy_holds, prm_no_worse
-from prm.flywheel.data import label_round, rollouts_paid
-from prm.flywheel.folders import round_dir
-from prm.flywheel.lineage import policy_name, prm_name, round_policy
-from prm.flywheel.report import plot_rounds, registered_rounds, rounds_markdown
-from prm.flywheel.run import LazyBackend, policy_stage, prm_stage, samples_stage
+from prm.flywheel import (
+    LazyBackend,
+    hacking_in_band,
+    label_round,
+    plot_rounds,
+    policy_holds,
+    policy_name,
+    policy_stage,
+    prm_name,
+    prm_no_worse,
+    prm_stage,
+    registered_rounds,
+    rollouts_paid,
+    round_dir,
+    round_policy,
+    round_source,
+    rounds_markdown,
+    samples_stage,
+)
 from prm.labeling import audit_markdown
-from warehouse.model_registry import latest_model
+from warehouse import latest_model
 
 GROUP = "flywheel"
 
@@ -176,4 +188,3 @@ def flywheel_hacking_band(context: dg.AssetCheckExecutionContext, warehouse: War
 
 
 FLYWHEEL_ASSETS = [flywheel_samples, flywheel_labels, flywheel_prm, flywheel_policy]
-FLYWHEEL_CHECKS = [flywheel_prm_no_worse, flywheel_policy_holds, flywheel_hacking_band]

@@ -11,19 +11,24 @@ from pydantic import Field
 from assets.metadata import histogram, md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
-from prm.datagen import SampleStats, rollout_rows, sample_solution_rows
-from prm.datagen.partition import replace_solutions, solutions_to_label
-from prm.datagen.rollouts import mc_by_step
-from prm.datagen.solutions import accuracy_by_gold_steps, sampling_key
-from prm.datagen.synthetic import synthetic_solution_rows
+from prm.datagen import (
+    SampleStats,
+    accuracy_by_gold_steps,
+    mc_by_step,
+    replace_solutions,
+    rollout_rows,
+    sample_solution_rows,
+    sampling_key,
+    solutions_to_label,
+    synthetic_solution_rows,
+)
 from prm.format import DEFAULT_TEMPLATE, Prompter, PromptTemplate
-from prm.generation.constants import SOLUTION_MAX_TOKENS
-from prm.labeling.readiness import ReadinessThresholds, SolutionCounts, readiness
-from prm.models import model_cache_dir, prompter_for, resolve_model, weights_digest
-from prm.models.constants import ARITH_POLICY_NAME
+from prm.generation import SOLUTION_MAX_TOKENS
+from prm.labeling import ReadinessThresholds, SolutionCounts
+from prm.labeling.readiness import readiness  # the module's own name: the package keeps the module
+from prm.models import ARITH_POLICY_NAME, model_cache_dir, prompter_for, resolve_model, weights_digest
 from prm.policy import PolicyTrainConfig, build_policy, read_card
-from warehouse import Warehouse, today
-from warehouse.model_registry import ModelEntry, register_models
+from warehouse import ModelEntry, Warehouse, register_models, today
 
 
 class PolicyConfig(dg.Config):

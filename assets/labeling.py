@@ -7,16 +7,18 @@ from assets.generation import partition_prompter
 from assets.metadata import md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
-from prm.generation.constants import SOLUTION_MAX_TOKENS
-from prm.labeling import MCConfig, OmegaPRMConfig, audit_markdown
-from prm.labeling.partition import (
+from prm.generation import SOLUTION_MAX_TOKENS
+from prm.labeling import (
+    MCConfig,
+    OmegaPRMConfig,
     PartitionLabelReport,
+    ProgressConfig,
+    audit_markdown,
     audit_partition,
     label_partition,
     label_progress_partition,
 )
-from prm.labeling.progress import ProgressConfig
-from warehouse.methods import method_names
+from warehouse import method_names
 
 # The library's defaults, which the configs below start from.
 _MC, _OMEGA, _PROGRESS = MCConfig(), OmegaPRMConfig(), ProgressConfig()

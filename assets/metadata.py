@@ -8,7 +8,7 @@ from typing import Any
 
 import dagster as dg
 
-from prm.format.markdown import markdown_table
+from prm.format import markdown_table
 
 MAX_CELL = 80  # characters of a preview cell; longer text is cut with an ellipsis
 

@@ -6,7 +6,7 @@ import datetime as dt
 
 import dagster as dg
 
-from prm.tasks.sources import BUILTIN_SOURCES
+from prm.tasks import BUILTIN_SOURCES
 
 # Partitions start here; backfills can reach any day after it. end_offset=1 makes today's
 # partition exist from midnight, which the 02:00 nightly refresh materializes.

@@ -12,30 +12,44 @@ import dagster as dg
 
 from assets.metadata import md_table
 from assets.resources import WarehouseResource
-from prm.evaluation import evaluation_markdown, plot_best_of_n, plot_label_sources
+from prm.evaluation import (
+    IN_DISTRIBUTION,
+    as_solutions,
+    bon_curve,
+    columns_from_rows,
+    evaluation_markdown,
+    heldout_solutions,
+    perturbation_markdown,
+    plot_best_of_n,
+    plot_best_of_n_by_scorer,
+    plot_label_sources,
+    sensitivity_text,
+    unmeasurable_note,
+)
 from prm.evaluation.external import evaluate_processbench_file
 from prm.evaluation.folder import evaluate_folder
-from prm.evaluation.heldout import IN_DISTRIBUTION, heldout_solutions
-from prm.evaluation.perturbations import columns_from_rows, perturbation_markdown
-from prm.evaluation.plots import plot_best_of_n_by_scorer
-from prm.evaluation.prm_eval import as_solutions, bon_curve
-from prm.evaluation.table import sensitivity_text, unmeasurable_note
-from prm.experiments.label_sources import (
+from prm.experiments import (
     ComparisonConfig,
     bon_curves,
     compare_label_sources,
     comparison_markdown,
     comparison_table,
+    with_truth_differences,
 )
-from prm.experiments.pooled import with_truth_differences
 from prm.models import weights_digest
-from prm.training import PRMTrainConfig, TrainingSet, TrainingSetConfig, build_training_set, stratified_splits
-from prm.training.artifacts import PRMArtifacts
-from prm.training.ship import SHIPPED_PRM_DIR, evaluate_shipped_on_partition, verify_shipped_prm
-from prm.training.trainer import read_prm_card
-from warehouse import connect, today
-from warehouse.methods import COMPARED_METHODS
-from warehouse.model_registry import ModelEntry, register_models
+from prm.training import (
+    SHIPPED_PRM_DIR,
+    PRMArtifacts,
+    PRMTrainConfig,
+    TrainingSet,
+    TrainingSetConfig,
+    build_training_set,
+    evaluate_shipped_on_partition,
+    read_prm_card,
+    stratified_splits,
+    verify_shipped_prm,
+)
+from warehouse import COMPARED_METHODS, ModelEntry, connect, register_models, today
 
 LABEL_ASSETS = ["mc_labels", "omegaprm_labels", "progress_labels", "consensus_labels"]
 

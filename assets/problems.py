@@ -6,8 +6,8 @@ import dagster as dg
 from assets.metadata import histogram, md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import WarehouseResource
-from prm.datagen.problems import store_new_problems
-from prm.tasks.sources import ArithmeticSourceConfig, load_source
+from prm.datagen import store_new_problems
+from prm.tasks import ArithmeticSourceConfig, load_source
 
 _ARITH = ArithmeticSourceConfig()  # the library's defaults, which the config below starts from
 

@@ -9,14 +9,10 @@ from typing import Any
 import dagster as dg
 from pydantic import Field, PrivateAttr
 
-from prm.flywheel import FlywheelConfig
-from prm.flywheel.run import LazyBackend
-from prm.generation import GenerationBackend, GenerationConfig, make_backend
-from prm.generation.constants import ENGINE_STARTUP_TIMEOUT_S
+from prm.flywheel import FlywheelConfig, LazyBackend
+from prm.generation import ENGINE_STARTUP_TIMEOUT_S, GenerationBackend, GenerationConfig, make_backend
 from prm.models import model_cache_dir, model_version
-from warehouse import Warehouse, default_root
-from warehouse.config import PROJECT_ROOT
-from warehouse.location import is_remote
+from warehouse import PROJECT_ROOT, Warehouse, default_root, is_remote
 
 INBOX_ENV = "PRM_INBOX"
 

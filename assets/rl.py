@@ -8,11 +8,8 @@ import dagster as dg
 from assets.prm import trained_prm
 from assets.resources import WarehouseResource
 from prm.models import model_cache_dir, model_version, resolve_model
-from prm.rl import RLRunConfig, compare_arms
-from prm.rl.data import split_pool, warehouse_problems
-from prm.rl.report import latest_hacked, latest_run_metrics
-from prm.training.artifacts import PRMArtifacts
-from prm.training.ship import SHIPPED_PRM_DIR, verify_shipped_prm
+from prm.rl import RLRunConfig, compare_arms, latest_hacked, latest_run_metrics, split_pool, warehouse_problems
+from prm.training import SHIPPED_PRM_DIR, PRMArtifacts, verify_shipped_prm
 from warehouse import today
 
 

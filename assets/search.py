@@ -1,4 +1,5 @@
-"""The search asset: best-of-N, majority vote, beam search and DVTS with the latest PRM at equal token budgets."""
+"""The search asset: best-of-N, the PRM-weighted vote, majority vote, beam search and DVTS with the latest PRM at
+equal token budgets."""
 
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import json
@@ -8,16 +9,18 @@ import dagster as dg
 from assets.metadata import md_table
 from assets.prm import trained_prm
 from assets.resources import GenerationResource, WarehouseResource
-from prm.export.io import atomic_write_text
+from prm.files import atomic_write_text
 from prm.models import model_version
 from prm.scoring import load_prm
-from prm.search.compare import compare_at_budgets
-from prm.search.methods import SEARCH_METHODS
-from prm.search.plots import plot_accuracy_vs_budget
-from prm.search.run import heldout_problems, warehouse_problems
-from prm.search.scoring import prefix_scorer
-from prm.training import TrainingSet, stratified_splits
-from prm.training.artifacts import PRMArtifacts
+from prm.search import (
+    SEARCH_METHODS,
+    compare_at_budgets,
+    heldout_problems,
+    plot_accuracy_vs_budget,
+    prefix_scorer,
+    warehouse_problems,
+)
+from prm.training import PRMArtifacts, TrainingSet, stratified_splits
 from warehouse import connect
 
 RESULT_FILE = "search.json"  # beside the PRM: the comparison's rows, read by the check
@@ -38,10 +41,11 @@ class SearchAssetConfig(dg.Config):
 
 
 @dg.asset(group_name="search", kinds={"vllm", "pytorch"}, pool="engine", deps=["prm_model"],
-          description="Test-time search with the latest PRM at equal generated-token budgets: best-of-N, majority "
-          "vote, step-level beam search and DVTS on generated arithmetic or on a source's held-out problems with a "
-          "gold answer, accuracy against the gold answer with 95% bootstrap intervals over problems, and the tokens "
-          "each method generated and ran through the PRM (new steps scored from their prefix's cached keys/values).")
+          description="Test-time search with the latest PRM at equal generated-token budgets: best-of-N, the "
+          "PRM-weighted vote, majority vote, step-level beam search and DVTS on generated arithmetic or on a source's "
+          "held-out problems with a gold answer, accuracy against the gold answer with 95% bootstrap intervals over "
+          "problems, and the tokens each method generated and ran through the PRM (new steps scored from their "
+          "prefix's cached keys/values).")
 def search_comparison(context: dg.AssetExecutionContext, config: SearchAssetConfig,
                       generation: GenerationResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
     prm_folder = trained_prm(PRMArtifacts.default())

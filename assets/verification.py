@@ -7,14 +7,22 @@ from assets.generation import partition_prompter
 from assets.metadata import md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
-from prm.datagen.partition import first_errors_truth
-from prm.labeling import audit_markdown
-from prm.labeling.agreement import agreement_markdown, pairwise_agreement
-from prm.labeling.consensus import POLICIES, ConsensusConfig
-from prm.labeling.constants import FORMAL_TIMEOUT_S
-from prm.labeling.judge import JudgeConfig
-from prm.labeling.judge_outcome import JudgeOutcomeAgreement, JudgeOutcomeBand, judge_outcome_verdict
-from prm.labeling.partition import consensus_partition, judge_partition, verify_partition
+from prm.datagen import first_errors_truth
+from prm.labeling import (
+    FORMAL_TIMEOUT_S,
+    POLICIES,
+    ConsensusConfig,
+    JudgeConfig,
+    JudgeOutcomeAgreement,
+    JudgeOutcomeBand,
+    agreement_markdown,
+    audit_markdown,
+    consensus_partition,
+    judge_outcome_verdict,
+    judge_partition,
+    pairwise_agreement,
+    verify_partition,
+)
 
 
 class FormalConfig(dg.Config):

@@ -3,7 +3,7 @@ clients again beside hostile ones, all against one server.
 
 Run: ``.venv/bin/python benchmarks/reward_server.py`` (``--model DIR`` for a PRM folder; without it a PRM is
 made from the shipped default policy ``arith-policy`` with one training step, enough for timing: the scores
-mean nothing). Starts ``prm-reward serve`` (``python -m prm.rewards.cli serve``) on a free 127.0.0.1 port in
+mean nothing). Starts ``prm-reward serve`` (``python -m prm.reward_server.cli serve``) on a free 127.0.0.1 port in
 a subprocess, waits for ``/ready``, then sends POST /get_reward requests (one sample each, as OpenRLHF sends
 them: prompt + gold or corrupted arithmetic solution, with the gold answer as label): the first
 ``--serial-requests`` one at a time (serial); all ``--requests`` from ``--clients`` concurrent clients
@@ -88,7 +88,7 @@ def _free_port() -> int:
 
 def start_server(model: Path, args: argparse.Namespace, log: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
-    cmd = [sys.executable, "-m", "prm.rewards.cli", "serve", "--model", str(model), "--shaping", "min",
+    cmd = [sys.executable, "-m", "prm.reward_server.cli", "serve", "--model", str(model), "--shaping", "min",
            "--host", "127.0.0.1", "--port", str(port), "--max-batch", str(args.max_batch),
            "--max-wait-ms", str(args.max_wait_ms), "--threads", str(args.threads), "--device", args.device,
            "--dtype", args.dtype, "--engine", args.engine,

@@ -5,7 +5,7 @@ object as the last stdout line: ``{"sympy_checks_per_s": ..., "z3_checks_per_s":
 "false_alarm_rate": ..., "slip_recall": ...}``.
 (``sympy_checks_per_s`` is the exact-rational arithmetic checker, named after the issue's "SymPy step
 verifier".) Targets: >= 1,000 arithmetic checks/s on a 2-core machine; on the seeded calculator-line
-sample of :mod:`verifiers.calculator_sample`, <= 0.2% of correct lines flagged and >= 90% of slips caught.
+sample of ``tests/verifiers/calculator_sample.py``, <= 0.2% of correct lines flagged and >= 90% of slips caught.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from pathlib import Path
 # Run as a script, this file's directory heads sys.path and this file's name shadows the `verifiers`
 # package; drop that entry so the imports below (and the pool's workers) find the package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: the sample lives in tests/
 
 from prm.tasks.logic import corrupt_steps, generate_logic_problem  # noqa: E402
-from verifiers.calculator_sample import SampleScore, calculator_lines, score_sample  # noqa: E402
+from tests.verifiers.calculator_sample import SampleScore, calculator_lines, score_sample  # noqa: E402
 from verifiers.pool import PoolConfig, VerifierPool  # noqa: E402
 
 

@@ -89,7 +89,7 @@ def dry_run_text(recipe: Recipe, day: str) -> str:
 
     from pipelines.inbox import stage_dataset
     from pipelines.runner import describe_model
-    from prm.tasks.datasets import load_problems
+    from prm.tasks import load_problems
 
     lines = [f"recipe {recipe.name!r} is valid; day {day}, source {recipe.source!r}"]
     for role, name in (("policy", recipe.policy.model), ("PRM backbone", recipe.prm_base_model),
@@ -125,7 +125,7 @@ def register_source(name: str) -> None:
     from assets.resources import default_inbox
     from pipelines.inbox import sidecar_path
     from pipelines.instance import ensure_dagster_home
-    from prm.tasks.sources import BUILTIN_SOURCES, inbox_file, is_source_name
+    from prm.tasks import BUILTIN_SOURCES, inbox_file, is_source_name
 
     if not is_source_name(name):
         raise click.ClickException(f"{name!r} cannot name a source: use letters, digits, '_', '-' or '.', starting "

@@ -1,13 +1,14 @@
 """The Dagster code location: ``dagster dev`` loads ``defs`` from here (see pyproject's [tool.dagster]).
 
-Assets are collected from the asset modules (:data:`ASSET_MODULES`), so a new asset is written once, in its
-module; a new asset module is one more entry there. Checks stay listed in ``assets/checks.py`` (``CHECKS``).
+Assets are collected from the asset modules (:data:`ASSET_MODULES`) and checks from those and ``assets/checks.py``
+(:data:`CHECKS`), so a new asset or check is written once, in its module; a new asset module is one more entry there.
 """
 
 from types import ModuleType
 
 import dagster as dg
 
+import assets.checks
 import assets.flywheel
 import assets.generation
 import assets.labeling
@@ -16,14 +17,13 @@ import assets.problems
 import assets.rl
 import assets.search
 import assets.verification
-from assets.checks import CHECKS
 from assets.resources import FlywheelResource, GenerationResource, WarehouseResource
 from pipelines.jobs import flywheel_job, prm_job, refresh_job, rl_job, search_job, warm_start_job
 from pipelines.maintenance import maintenance_job, weekly_maintenance
 from pipelines.recovery import dead_run_sensor
 from pipelines.schedules import flywheel_schedule, nightly_refresh
 from pipelines.sensors import inbox_sensor
-from prm.models.constants import JUDGE_NAME
+from prm.models import JUDGE_NAME
 
 # Every module that defines assets, upstream first: the order of the docs' asset graph and assets page.
 ASSET_MODULES = (assets.problems, assets.generation, assets.labeling, assets.verification, assets.prm, assets.rl,
@@ -42,6 +42,10 @@ def assets_of(modules: tuple[ModuleType, ...]) -> list[dg.AssetsDefinition]:
                            f"finds {sorted(a.key.to_user_string() for a in found)} in them; define each asset in a "
                            "module of ASSET_MODULES with @dg.asset")
     return order
+
+
+# Every asset check: the decorated ones and the lists of factory-made ones, module by module.
+CHECKS = dg.load_asset_checks_from_modules([assets.checks, *ASSET_MODULES])
 
 defs = dg.Definitions(
     assets=assets_of(ASSET_MODULES),

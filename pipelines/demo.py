@@ -19,10 +19,8 @@ from assets.resources import default_inbox
 from pipelines.inbox import sidecar_recipe, unsuited_policy
 from pipelines.recipe import Recipe, RecipeError, load_recipe
 from pipelines.runner import print_outcome, run_recipe
-from prm.tasks.sources import BUILTIN_SOURCES
-from warehouse import Warehouse, connect, today
-from warehouse.config import PROJECT_ROOT
-from warehouse.db import snapshot_versions
+from prm.tasks import BUILTIN_SOURCES
+from warehouse import PROJECT_ROOT, Warehouse, connect, snapshot_versions, today
 
 # (table that must have rows, query): the summary shows each query whose table is filled.
 EXAMPLES = [

@@ -10,9 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from pipelines.recipe import DatasetSpec, Recipe, RecipeError, dump_recipe, load_recipe
-from prm.models.constants import ARITH_POLICY_NAME
-from prm.tasks.datasets import FILE_SUFFIXES
-from prm.tasks.sources import BUILTIN_SOURCES
+from prm.models import ARITH_POLICY_NAME
+from prm.tasks import BUILTIN_SOURCES, FILE_SUFFIXES
 
 SIDECAR_SUFFIX = ".yaml"
 

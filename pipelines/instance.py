@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from warehouse.config import PROJECT_ROOT
+from warehouse import PROJECT_ROOT
 
 # Engine- and GPU-bound assets declare pool="engine"; one such step runs at a time.
 DAGSTER_YAML = """\

@@ -4,8 +4,7 @@ import dagster as dg
 
 from assets.metadata import md_table
 from assets.resources import WarehouseResource
-from warehouse.constants import VACUUM_RETENTION_HOURS
-from warehouse.maintenance import UnsafeRetention, check_retention, maintain_table
+from warehouse import VACUUM_RETENTION_HOURS, UnsafeRetention, check_retention, maintain_table
 
 WEEKLY_CRON = "0 4 * * 0"  # Sundays 04:00 UTC: after the nightly refresh (02:00) has finished
 

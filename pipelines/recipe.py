@@ -26,10 +26,9 @@ from typing import Any
 
 import yaml
 
-from prm.models.constants import ARITH_POLICY_NAME
-from prm.tasks.sources import BUILTIN_SOURCES, is_source_name
-from warehouse.config import PROJECT_ROOT
-from warehouse.methods import LABEL_SOURCES
+from prm.models import ARITH_POLICY_NAME
+from prm.tasks import BUILTIN_SOURCES, is_source_name
+from warehouse import LABEL_SOURCES, PROJECT_ROOT
 
 # The asset each recipe label method materializes (the refresh job's labelers).
 LABEL_ASSETS: dict[str, str] = {"mc": "mc_labels", "omegaprm": "omegaprm_labels", "progress": "progress_labels",

@@ -16,7 +16,7 @@ from assets.resources import FlywheelResource, GenerationResource
 from assets.rl import RLAssetConfig
 from assets.search import SearchAssetConfig
 from assets.verification import JudgeAssetConfig
-from prm.tasks.sources import BUILTIN_SOURCES
+from prm.tasks import BUILTIN_SOURCES
 
 if TYPE_CHECKING:
     from pipelines.recipe import Recipe

@@ -17,7 +17,7 @@ from pipelines.inbox import stage_dataset
 from pipelines.instance import ensure_dagster_home
 from pipelines.recipe import Recipe, RecipeError
 from pipelines.recovery import SlotWatcher, owner_tags, release_dead_runs
-from prm.models.constants import ARITH_POLICY_NAME, JUDGE_NAME, SMOLLM2_NAME
+from prm.models import ARITH_POLICY_NAME, JUDGE_NAME, SMOLLM2_NAME
 from warehouse import Warehouse
 
 LOGGING = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
@@ -145,8 +145,7 @@ def describe_model(name: str) -> str:
     >>> describe_model("Qwen/Qwen2.5-Math-1.5B-Instruct")
     "hub id 'Qwen/Qwen2.5-Math-1.5B-Instruct': not loaded by a dry run; the engine downloads it on first use ..."
     """
-    from prm.models import resolve_model
-    from prm.models.smollm2 import smollm2_gguf_path
+    from prm.models import resolve_model, smollm2_gguf_path
 
     try:
         if name in (SMOLLM2_NAME, JUDGE_NAME):

@@ -12,7 +12,7 @@ from assets.resources import GenerationResource, WarehouseResource
 from pipelines.inbox import inbox_request, sidecar_path
 from pipelines.jobs import refresh_job
 from pipelines.recipe import RecipeError
-from prm.tasks.sources import BUILTIN_SOURCES, scan_inbox
+from prm.tasks import BUILTIN_SOURCES, scan_inbox
 
 
 def _read_cursor(cursor: str | None) -> tuple[dict[str, float], dict[str, str]]:

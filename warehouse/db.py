@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from typing import TypeAlias
 
 import duckdb
 
@@ -88,6 +89,18 @@ def connect(root: str | os.PathLike[str], database: str = ":memory:",
     for name, sql in CONVENIENCE_VIEWS.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
     return con
+
+
+# A warehouse snapshot: a warehouse root (read as of now) or an open :func:`connect` connection (one snapshot
+# already pinned, so several readers see the same versions). A string, not a runtime union: a module-level object
+# holding DuckDB's (nanobind) connection type outlives DuckDB at interpreter exit, and nanobind then reports it as a
+# leak.
+Snapshot: TypeAlias = "str | os.PathLike[str] | duckdb.DuckDBPyConnection"
+
+
+def snapshot_connection(snapshot: Snapshot) -> duckdb.DuckDBPyConnection:
+    """The connection that reads ``snapshot``: the connection itself, or :func:`connect` on the root."""
+    return snapshot if isinstance(snapshot, duckdb.DuckDBPyConnection) else connect(snapshot)
 
 
 def snapshot_versions(con: duckdb.DuckDBPyConnection) -> dict[str, int | None]:

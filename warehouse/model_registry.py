@@ -28,16 +28,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import os
 import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any
 
 import duckdb
 
-from warehouse.db import connect
+from warehouse.db import Snapshot, connect, snapshot_connection
 from warehouse.model_views import ENTRY_COLUMNS, LINEAGE_OF, NEWEST_FIRST
 from warehouse.schemas import MODEL_KINDS, TABLES
 from warehouse.store import Warehouse, WriteResult
@@ -64,11 +63,6 @@ class FutureRegistrationWarning(UserWarning):
 
 # prm.models.weights_digest: the first 12 hex of a SHA-1. ``\Z``, not ``$``, which accepts a trailing newline.
 _DIGEST = re.compile(r"\A[0-9a-f]{12}\Z")
-
-# A warehouse root or an open connection. A string, not a runtime union: a module-level object holding DuckDB's
-# (nanobind) connection type outlives DuckDB at interpreter exit, and nanobind then reports it as a leak.
-Source: TypeAlias = "str | os.PathLike[str] | duckdb.DuckDBPyConnection"
-
 
 def _check_digest(value: object, what: str) -> None:
     if isinstance(value, str) and _DIGEST.match(value):
@@ -251,18 +245,12 @@ def _after_newest(con: duckdb.DuckDBPyConnection, now: dt.datetime) -> dt.dateti
     return newest + dt.timedelta(microseconds=1)
 
 
-def _connection(root_or_con: Source) -> duckdb.DuckDBPyConnection:
-    if isinstance(root_or_con, duckdb.DuckDBPyConnection):
-        return root_or_con
-    return connect(root_or_con)
-
-
 def _entries(cursor: duckdb.DuckDBPyConnection) -> list[ModelEntry]:
     names = [d[0] for d in cursor.description]
     return [ModelEntry.from_row(dict(zip(names, values, strict=True))) for values in cursor.fetchall()]
 
 
-def latest_model(root_or_con: Source, kind: str, *, source: str | None = None, name: str | None = None,
+def latest_model(snapshot: Snapshot, kind: str, *, source: str | None = None, name: str | None = None,
                  include_rejected: bool = False) -> ModelEntry | None:
     """The newest registered model of ``kind`` (of that partition ``source`` and ``name`` when given); None when
     there is none. Newest: the latest ``created_at``; ties go to the later day, source and run id. A version
@@ -274,7 +262,7 @@ def latest_model(root_or_con: Source, kind: str, *, source: str | None = None, n
         if value is not None:
             where.append(f"{column} = ${column}")
             params[column] = value
-    cursor = _connection(root_or_con).execute(
+    cursor = snapshot_connection(snapshot).execute(
         f"SELECT {', '.join(ENTRY_COLUMNS)} FROM {TABLE} WHERE {' AND '.join(where)} ORDER BY {NEWEST_FIRST}", params)
     names = [d[0] for d in cursor.description]
     skipped, judged = [], set()
@@ -307,13 +295,13 @@ def _warn_skipped(skipped: Sequence[str], kind: str) -> None:
                   MalformedModelRowWarning, stacklevel=3)
 
 
-def lineage(root_or_con: Source, version: str) -> list[ModelEntry]:
+def lineage(snapshot: Snapshot, version: str) -> list[ModelEntry]:
     """The model registered as ``version`` and each registered ancestor along ``parent_version``, newest first
     (the ``model_lineage`` view). Empty when ``version`` is not registered; the chain ends at the first parent
     that is not registered (the last entry's ``parent_version`` names it)."""
     _check_digest(version, "version")
     columns = ", ".join("ancestor_version AS version" if c == "version" else c for c in ENTRY_COLUMNS)
-    cursor = _connection(root_or_con).execute(
+    cursor = snapshot_connection(snapshot).execute(
         f"SELECT {columns} FROM ({LINEAGE_OF}) WHERE name IS NOT NULL ORDER BY depth", {"version": version})
     return _entries(cursor)
 

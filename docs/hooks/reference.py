@@ -201,7 +201,7 @@ def _settings(resource: Any) -> str:
 CLIS: tuple[tuple[str, str, str], ...] = (
     ("prm-pipeline", "pipelines.cli", "main"),
     ("prm-warehouse", "warehouse.cli", "main"),
-    ("prm-reward", "prm.rewards.cli", "main"),
+    ("prm-reward", "prm.reward_server.cli", "main"),
     ("python -m pipelines.demo", "pipelines.demo", "main"),
     ("python -m pipelines.flywheel", "pipelines.flywheel", "main"),
     ("python -m pipelines.recovery", "pipelines.recovery", "main"),
@@ -350,7 +350,7 @@ LIMITS: tuple[tuple[str, str], ...] = (
 
 def limits_page() -> str:
     """The reward server's limits, each default read from `prm-reward serve`'s own options."""
-    from prm.rewards.cli import main as reward_cli
+    from prm.reward_server.cli import main as reward_cli
 
     options = {p.name: p for p in reward_cli.commands["serve"].params}
     rows = []
@@ -360,7 +360,7 @@ def limits_page() -> str:
     return "\n".join([
         "# Reward server limits", "",
         "What one client can cost the others is bounded. Each limit is a field of `ServerConfig` "
-        "(`prm/rewards/server.py`) or of its `HttpLimits` (`prm/rewards/http_limits.py`) and a flag of "
+        "(`prm/reward_server/app.py`) or of its `HttpLimits` (`prm/reward_server/http_limits.py`) and a flag of "
         "`prm-reward serve`; the defaults below are read from the command's options when the site is built.", "",
         table(["flag", "default", "what it bounds", "past it"], rows), "",
         "Measured behaviour under honest and hostile clients: [results: reward server](../results/reward-server.md).",

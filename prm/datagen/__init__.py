@@ -1,13 +1,30 @@
 """Turn engine completions into warehouse rows: sampled solutions with their steps, and step rollouts."""
 
-from prm.datagen.rollouts import RolloutTarget, prefix_target, rollout_rows
-from prm.datagen.solutions import SampleStats, sample_solution_rows, solution_rows
+from prm.datagen.problems import store_new_problems
+from prm.datagen.rollouts import RolloutTarget, mc_by_step, prefix_target, rollout_rows
+from prm.datagen.solutions import SampleStats, accuracy_by_gold_steps, sample_solution_rows, sampling_key, solution_rows
+from prm.datagen.stored_solutions import first_errors_truth, replace_solutions, solutions_to_label
+from prm.datagen.synthetic import is_synthetic, policy_written_sql, synthetic_solution_rows
+from prm.datagen.targets import SolutionToLabel
+from prm.datagen.truth import arithmetic_problem
 
 __all__ = [
     "RolloutTarget",
     "SampleStats",
+    "SolutionToLabel",
+    "accuracy_by_gold_steps",
+    "arithmetic_problem",
+    "first_errors_truth",
+    "is_synthetic",
+    "mc_by_step",
+    "policy_written_sql",
     "prefix_target",
+    "replace_solutions",
     "rollout_rows",
     "sample_solution_rows",
+    "sampling_key",
     "solution_rows",
+    "solutions_to_label",
+    "store_new_problems",
+    "synthetic_solution_rows",
 ]

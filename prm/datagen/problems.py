@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from prm.tasks.records import ProblemRecord
+from prm.tasks import ProblemRecord
 from warehouse import Warehouse, connect
 
 

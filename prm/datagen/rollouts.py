@@ -10,7 +10,7 @@ from typing import Any
 
 from prm.format import Segmented
 from prm.generation import GenerationBackend, rollouts_from_prefixes
-from prm.tasks.records import stable_id
+from prm.tasks import stable_id
 from verifiers import extract_answer, grade_answers
 
 

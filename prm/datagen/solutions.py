@@ -12,7 +12,7 @@ from typing import Any
 from prm.datagen.truth import step_truths
 from prm.format import Prompter, segment
 from prm.generation import Completion, GenerationBackend, sample_solutions
-from prm.tasks.records import stable_id
+from prm.tasks import stable_id
 from verifiers import extract_answer, grade_answers
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from prm.datagen.solutions import SampleStats, solution_id
 from prm.datagen.truth import logic_problem, step_truths
 from prm.format import join_steps, segment
-from prm.tasks.logic import corrupt_steps
+from prm.tasks import corrupt_steps
 
 SYNTHETIC_PREFIX = "synthetic:"  # solutions.model of every program-written row starts with it
 SYNTHETIC_MODEL = SYNTHETIC_PREFIX + "gold+corruption"  # solutions.model of these rows; rollout labelers skip them

@@ -7,8 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prm.format import first_error_of, labels_from_first_error, split_steps
-from prm.tasks.arithmetic import ArithmeticProblem, first_error_index, step_truth
-from prm.tasks.logic import LogicProblem
+from prm.tasks import ArithmeticProblem, LogicProblem, first_error_index, step_truth
 from prm.tasks.logic import step_truth as logic_step_truth
 
 

@@ -18,10 +18,10 @@ from typing import Any
 from prm.evaluation.intervals import f1_ci
 from prm.evaluation.prm_eval import UNCHOSEN_THRESHOLD, ScoredSolution, as_solutions, evaluate_processbench, step_auc
 from prm.evaluation.table import metric_row
-from prm.export.processbench import read_processbench
+from prm.export import read_processbench
 from prm.models import model_version
 from prm.scoring import load_prm
-from prm.tasks.records import stable_id
+from prm.tasks import stable_id
 
 EXTERNAL_PREFIX = "processbench:"  # the ``split`` of an external set's rows: ``processbench:<file stem>``
 

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
-import duckdb
-
-from prm.datagen.synthetic import policy_written_sql
+from prm.datagen import policy_written_sql
 from prm.evaluation.outcome import answer_key
-from warehouse import connect
-from warehouse.db import source_clause
+from warehouse import Snapshot, snapshot_connection, source_clause
 
 IN_DISTRIBUTION, EASY_TO_HARD = "in_distribution", "easy_to_hard"  # the two test sets, by gold step count
 
@@ -29,7 +25,7 @@ ORDER BY so.problem_id, so.sample_idx, so.solution_id
 """
 
 
-def heldout_solutions(con_or_root: duckdb.DuckDBPyConnection | str | Path, split_of: Any,
+def heldout_solutions(snapshot: Snapshot, split_of: Any,
                       splits: tuple[str, ...] = ("val", "test"),
                       source: str | tuple[str, ...] | None = None) -> dict[str, list[dict]]:
     """Per split, every model-written solution with steps: ``solution_id, problem_id, question, steps,
@@ -37,7 +33,7 @@ def heldout_solutions(con_or_root: duckdb.DuckDBPyConnection | str | Path, split
     ``split_of(problem_id, n_gold_steps)`` names a problem's split (e.g. ``prm.training.problem_split`` bound to a
     config), so every label method is scored on the same problems. ``source``: one warehouse source, several, or
     None for every source."""
-    con = con_or_root if isinstance(con_or_root, duckdb.DuckDBPyConnection) else connect(con_or_root)
+    con = snapshot_connection(snapshot)
     source_filter, params = source_clause(source)
     cursor = con.execute(_SOLUTIONS_SQL.format(source_filter=source_filter), params)
     names = [d[0] for d in cursor.description]

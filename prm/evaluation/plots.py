@@ -17,7 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from prm.evaluation.prm_eval import AGGREGATIONS, MAJORITY, ORACLE, RANDOM, VOTE_PREFIX, BestOfN
-from prm.export.io import atomic_write
+from prm.files import atomic_write
 
 DPI = 120  # legible in a README at the default 6.4 x 4.8 inch size, ~100 KB
 REFERENCE_STYLE = {MAJORITY: "--", RANDOM: ":", ORACLE: "-."}  # references dashed, PRM aggregations solid

@@ -28,7 +28,7 @@ from prm.evaluation.prm_eval import (
     step_auc,
 )
 from prm.evaluation.sensitivity import Sensitivity
-from prm.format.markdown import markdown_table
+from prm.format import markdown_table
 
 
 def evaluation_table(model: str, label_method: str | None,

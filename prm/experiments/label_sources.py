@@ -19,19 +19,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prm.evaluation import (
+    DEFAULT_BON_N,
+    IN_DISTRIBUTION,
+    MAJORITY,
+    MISSING_KEY,
+    NO_STEP_TRUTH,
+    ORACLE,
+    BestOfN,
+    as_solutions,
+    bon_curve,
+    columns_from_rows,
+    heldout_solutions,
+    split_test_sets,
+)
 from prm.evaluation.folder import evaluate_folder
-from prm.evaluation.heldout import IN_DISTRIBUTION, heldout_solutions, split_test_sets
-from prm.evaluation.outcome import MISSING_KEY, NO_STEP_TRUTH
-from prm.evaluation.perturbations import columns_from_rows
-from prm.evaluation.prm_eval import DEFAULT_BON_N, MAJORITY, ORACLE, BestOfN, as_solutions, bon_curve
-from prm.format.markdown import markdown_table
-from prm.labeling.audit import audit_labels
-from prm.training.config import PRMTrainConfig
-from prm.training.data import TrainingSetConfig, build_training_set
-from prm.training.splits import stratified_splits
-from prm.training.trainer import train_prm
-from warehouse import connect
-from warehouse.methods import COMPARED_METHODS, TRUTH
+from prm.format import markdown_table
+from prm.labeling import audit_labels
+from prm.training import PRMTrainConfig, TrainingSetConfig, build_training_set, stratified_splits, train_prm
+from warehouse import COMPARED_METHODS, TRUTH, connect
 
 
 @dataclass(frozen=True)

@@ -8,23 +8,30 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from prm.evaluation.heldout import split_test_sets
-from prm.evaluation.intervals import paired_bon_difference, paired_f1_difference, pooled_bon, pooled_f1
-from prm.evaluation.outcome import has_step_truth
-from prm.evaluation.perturbations import PerturbationRun, perturbation_columns, perturbation_report
-from prm.evaluation.prm_eval import (
+from prm.evaluation import (
     CONSTANT,
     LENGTH,
     ORACLE,
+    PerturbationRun,
     ScoredSolution,
+    Siblings,
     as_solutions,
     bon_accuracies,
     constant_baseline,
+    has_step_truth,
     length_baseline,
+    paired_bon_difference,
+    paired_f1_difference,
+    paired_sensitivity_difference,
+    perturbation_columns,
+    perturbation_report,
+    pooled_bon,
+    pooled_f1,
+    pooled_sensitivity,
+    split_test_sets,
 )
-from prm.evaluation.sensitivity import Siblings, paired_sensitivity_difference, pooled_sensitivity
 from prm.experiments.label_sources import PAIRED_METRICS, VERSUS_TRUTH, MethodResult, versus_key
-from warehouse.methods import TRUTH
+from warehouse import TRUTH
 
 # test solutions, threshold, aggregation, siblings, and the off-policy perturbation pairs' scores (or None)
 Run = tuple[list[ScoredSolution], float, str, Siblings | None, PerturbationRun | None]

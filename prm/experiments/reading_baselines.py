@@ -8,16 +8,24 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation.perturbations import perturbation_run
-from prm.evaluation.prm_eval import ScoredSolution, evaluate_best_of_n, evaluate_processbench
-from prm.evaluation.sensitivity import score_pairs, sibling_pairs
-from prm.format import labels_from_first_error
-from prm.scoring.implicit_scorer import IMPLICIT_SCORES, implicit_scores, implicit_step_rewards
-from prm.scoring.reading import LOGLIK_AGGREGATIONS, loglik_scores, step_logliks
-from prm.training.implicit import (
-    ImplicitPRMConfig,
-    train_implicit_prm,
+from prm.evaluation import (
+    ScoredSolution,
+    evaluate_best_of_n,
+    evaluate_processbench,
+    perturbation_run,
+    score_pairs,
+    sibling_pairs,
 )
+from prm.format import labels_from_first_error
+from prm.scoring import (
+    IMPLICIT_SCORES,
+    LOGLIK_AGGREGATIONS,
+    implicit_scores,
+    implicit_step_rewards,
+    loglik_scores,
+    step_logliks,
+)
+from prm.training import ImplicitPRMConfig, train_implicit_prm
 
 ScoreFn = Callable[[Sequence[tuple[str, Sequence[str]]]], list[list[float]]]
 POLICY_LOGLIK, IMPLICIT_PRM = "baseline:policy_loglik", "baseline:implicit_prm"

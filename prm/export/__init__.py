@@ -3,14 +3,17 @@ Math-Shepherd text, ProcessBench rows; all from TRL stepwise rows, all written a
 """
 
 from prm.export.hub import HubUnavailableError, push_to_hub
-from prm.export.math_shepherd import read_math_shepherd, write_math_shepherd
+from prm.export.math_shepherd import math_shepherd_text, read_math_shepherd, write_math_shepherd
 from prm.export.processbench import read_processbench, write_processbench
 from prm.export.rows import check_stepwise_rows
+from prm.export.tag_escape import escape_tag
 from prm.export.trl import read_trl_stepwise, save_dataset, write_trl_stepwise
 
 __all__ = [
     "HubUnavailableError",
     "check_stepwise_rows",
+    "escape_tag",
+    "math_shepherd_text",
     "push_to_hub",
     "read_math_shepherd",
     "read_processbench",

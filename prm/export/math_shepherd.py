@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from prm.export.io import json_kind, read_jsonl_lines, write_jsonl
 from prm.export.rows import ID_KEYS, require_hard
 from prm.export.tag_escape import escape_tag, unescape_tag
+from prm.files import json_kind, read_jsonl_lines, write_jsonl
 from prm.format import CONVENTIONS
 
 CONVENTION = CONVENTIONS["math-shepherd"]

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from prm.export.io import json_kind, read_jsonl_lines, write_jsonl
 from prm.export.rows import require_hard
+from prm.files import json_kind, read_jsonl_lines, write_jsonl
 from prm.format import first_error_of
 
 KEYS = ("id", "problem", "steps", "label")

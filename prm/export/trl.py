@@ -11,9 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from prm.export.encodable import utf8_rows
-from prm.export.io import atomic_write_dir, read_jsonl, write_jsonl
 from prm.export.rows import check_stepwise_rows
+from prm.files import atomic_write_dir, read_jsonl, utf8_rows, write_jsonl
 
 
 def write_trl_stepwise(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
@@ -31,7 +30,7 @@ def write_trl_stepwise(rows: Sequence[Mapping[str, Any]], path: str | Path) -> P
 
 def save_dataset(rows: Sequence[Mapping[str, Any]], folder: str | Path) -> Path:
     """``Dataset.from_list(rows).save_to_disk`` into ``folder``, swapped in atomically; lone surrogates become
-    U+FFFD (:func:`prm.export.encodable.utf8_rows`)."""
+    U+FFFD (:func:`prm.files.encodable.utf8_rows`)."""
     from datasets import Dataset
 
     check_stepwise_rows(rows)

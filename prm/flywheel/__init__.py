@@ -7,7 +7,35 @@ built from. Never imports dagster: the assets in ``assets/flywheel.py`` and ``be
 the same stages.
 """
 
+from prm.flywheel.checks import hacking_in_band, policy_holds, prm_no_worse
 from prm.flywheel.config import FlywheelConfig
+from prm.flywheel.data import label_round, rollouts_paid
+from prm.flywheel.folders import round_dir
+from prm.flywheel.lineage import policy_name, prm_name, round_policy
+from prm.flywheel.report import plot_rounds, registered_rounds, rounds_markdown
 from prm.flywheel.rounds import ROUND_DAY, round_of, round_source, window_rounds
+from prm.flywheel.run import LazyBackend, policy_stage, prm_stage, samples_stage
 
-__all__ = ["ROUND_DAY", "FlywheelConfig", "round_of", "round_source", "window_rounds"]
+__all__ = [
+    "ROUND_DAY",
+    "FlywheelConfig",
+    "LazyBackend",
+    "hacking_in_band",
+    "label_round",
+    "plot_rounds",
+    "policy_holds",
+    "policy_name",
+    "policy_stage",
+    "prm_name",
+    "prm_no_worse",
+    "prm_stage",
+    "registered_rounds",
+    "rollouts_paid",
+    "round_dir",
+    "round_of",
+    "round_policy",
+    "round_source",
+    "rounds_markdown",
+    "samples_stage",
+    "window_rounds",
+]

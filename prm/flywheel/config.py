@@ -7,11 +7,11 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from prm.flywheel.rounds import round_source, window_rounds
-from prm.generation.constants import SOLUTION_MAX_TOKENS
+from prm.generation import SOLUTION_MAX_TOKENS
 from prm.labeling import MCConfig, OmegaPRMConfig
-from prm.models.constants import ARITH_POLICY_NAME
+from prm.models import ARITH_POLICY_NAME
 from prm.rl import RLRunConfig
-from prm.tasks.sources import ArithmeticSourceConfig
+from prm.tasks import ArithmeticSourceConfig
 from prm.training import PRMTrainConfig, TrainingSetConfig
 
 # Label methods a round can pay for with the round's own policy (rollout-based, so relative to that policy).

@@ -6,16 +6,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from prm.datagen import SampleStats, sample_solution_rows
-from prm.datagen.partition import replace_solutions
-from prm.datagen.problems import store_new_problems
+from prm.datagen import SampleStats, replace_solutions, sample_solution_rows, store_new_problems
 from prm.flywheel.config import FlywheelConfig
 from prm.flywheel.lineage import round_policy_model
 from prm.flywheel.rounds import ROUND_DAY, round_source
 from prm.generation import GenerationBackend
-from prm.labeling.partition import PartitionLabelReport, label_partition
+from prm.labeling import PartitionLabelReport, label_partition
 from prm.models import prompter_for
-from prm.tasks.sources import generate_arithmetic
+from prm.tasks import generate_arithmetic
 from warehouse import Warehouse, connect
 
 

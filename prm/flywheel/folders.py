@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from prm.export.io import atomic_write_dir
-from prm.models.registry import weights_digest
+from prm.files import atomic_write_dir
+from prm.models import weights_digest
 
 T = TypeVar("T")
 _BUILDING = ".building-"  # a build in progress (or killed): never a version

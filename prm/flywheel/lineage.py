@@ -18,11 +18,9 @@ from typing import Any
 from prm.flywheel.checks import Verdict, policy_holds, prm_no_worse
 from prm.flywheel.config import FlywheelConfig
 from prm.flywheel.rounds import ROUND_DAY, round_source
-from prm.models import resolve_model
-from prm.models.registry import weights_digest
+from prm.models import resolve_model, weights_digest
 from prm.training import TrainingSet
-from warehouse import Warehouse
-from warehouse.model_registry import ACCEPTED, REJECTED, ModelEntry, latest_model, lineage, register_models
+from warehouse import ACCEPTED, REJECTED, ModelEntry, Warehouse, latest_model, lineage, register_models
 
 # Writers of the registry entries a round adds (beside its earlier ones: a registration is never replaced).
 START_WRITER, PRM_WRITER, POLICY_WRITER = "flywheel_start", "flywheel_prm", "flywheel_policy"

@@ -7,13 +7,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from prm.export.io import atomic_write_dir
+from prm.files import atomic_write_dir
 from prm.flywheel.config import FlywheelConfig
 from prm.flywheel.rounds import round_source
-from prm.rl import ArmResult, HeldOut, run_grpo
-from prm.rl.constants import POLICY_SUBDIR
-from prm.rl.data import eval_problems, warehouse_problems
-from prm.tasks.arithmetic import ArithmeticProblem
+from prm.rl import POLICY_SUBDIR, ArmResult, HeldOut, eval_problems, run_grpo, warehouse_problems
+from prm.tasks import ArithmeticProblem
 
 
 def rl_on(root: str | Path, rounds: Sequence[int], config: FlywheelConfig, policy_dir: Path, prm_dir: Path,

@@ -8,10 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation.heldout import heldout_solutions
-from prm.evaluation.metrics import f1_difference_ci, processbench_f1
-from prm.evaluation.prm_eval import ScoredSolution, as_solutions, evaluate_processbench, first_error_predictions
-from prm.export.io import atomic_write_dir
+from prm.evaluation import (
+    ScoredSolution,
+    as_solutions,
+    evaluate_processbench,
+    f1_difference_ci,
+    first_error_predictions,
+    heldout_solutions,
+    processbench_f1,
+)
+from prm.files import atomic_write_dir
 from prm.flywheel.config import FlywheelConfig
 from prm.flywheel.rounds import round_source
 from prm.scoring import load_prm

@@ -11,12 +11,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation.plots import save_png
+from prm.evaluation import save_png
 from prm.flywheel.data import rollouts_paid
 from prm.flywheel.lineage import policy_name, prm_name
 from prm.flywheel.rounds import round_source
-from prm.format.markdown import markdown_table
-from warehouse.model_registry import latest_model
+from prm.format import markdown_table
+from warehouse import latest_model
 
 COLUMNS = ("round", "policy_acc", "policy_acc_ci", "step_err", "prm_f1_fresh", "prm_f1_stale", "f1_fresh_minus_stale",
            "f1_fresh_minus_stale_ci", "rollouts", "steps_per_completion", "chars_per_completion")

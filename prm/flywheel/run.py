@@ -23,11 +23,9 @@ from prm.flywheel.policy_round import rl_on
 from prm.flywheel.prm_round import RoundF1, round_f1, train_round_prm
 from prm.flywheel.rounds import ROUND_DAY, round_source
 from prm.generation import GenerationBackend, GenerationConfig, make_backend
-from prm.labeling.partition import PartitionLabelReport
-from prm.rl import ArmResult, HeldOut, metric_rows
-from prm.rl.constants import POLICY_SUBDIR
-from warehouse import Warehouse
-from warehouse.model_registry import ModelEntry
+from prm.labeling import PartitionLabelReport
+from prm.rl import POLICY_SUBDIR, ArmResult, HeldOut, metric_rows
+from warehouse import ModelEntry, Warehouse
 
 FRESH, PREVIOUS, STALE = "fresh", "previous", "stale"  # this round's PRM, the last round's, round 0's
 

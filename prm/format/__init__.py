@@ -13,6 +13,7 @@ from prm.format.labels import (
     labels_from_first_error,
     statuses_from_first_error,
 )
+from prm.format.markdown import cell, markdown_table
 from prm.format.prm_input import (
     CONVENTION_FILE,
     CONVENTIONS,
@@ -49,12 +50,14 @@ __all__ = [
     "Prompter",
     "Segmented",
     "StepTagConvention",
+    "cell",
     "encode_steps",
     "first_error_of",
     "format_prompt",
     "from_spans",
     "join_steps",
     "labels_from_first_error",
+    "markdown_table",
     "prompt_version",
     "segment",
     "split_steps",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from warehouse.schemas import LABEL_STATUSES
+from warehouse import LABEL_STATUSES
 
 # step_labels.status values, owned by the warehouse schema: the method decided this step; after the first
 # wrong step (wrong by the convention above); the method could not decide (hard label null).

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from verifiers.extract import is_answer_line
+from verifiers import is_answer_line
 
 # The whitespace a step's span excludes (``str.strip``'s set, not regex ``\s``, which also holds Unicode spaces).
 _WHITESPACE = " \t\r\n\f\v"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prm.generation.backend import GenerationBackend
 from prm.generation.config import GenerationConfig
-from verifiers.pool import refuse_reimported_main
+from verifiers import refuse_reimported_main
 
 
 def make_backend(config: GenerationConfig) -> GenerationBackend:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from prm.generation.constants import LOG_TAIL_LINES, WORKER_SHUTDOWN_S
-from warehouse.config import PROJECT_ROOT
+from warehouse import PROJECT_ROOT
 
 # Liveness checks while waiting on the worker: short enough to report a crash within a second.
 _POLL_S = 1.0

@@ -9,7 +9,7 @@ from dataclasses import fields
 
 from prm.judge_training.config import JudgeTrainConfig
 from prm.judge_training.train import train_judge
-from prm.models.constants import JUDGE_CARD_FILE
+from prm.models import JUDGE_CARD_FILE
 
 
 def main(argv: list[str] | None = None) -> int:

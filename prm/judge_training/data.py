@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from prm.format import split_steps
-from prm.labeling.judge import judge_prompt
-from prm.tasks.arithmetic import ArithmeticProblem, first_error_index
+from prm.labeling import judge_prompt
+from prm.tasks import ArithmeticProblem, first_error_index
 
 
 @dataclass(frozen=True)

@@ -9,16 +9,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation.metrics import first_error_accuracies, harmonic_mean
-from prm.export.io import atomic_write_text
-from prm.generation.engine_device import cpu_has_native_bf16
+from prm.evaluation import first_error_accuracies, harmonic_mean
+from prm.files import atomic_write_text
+from prm.generation import cpu_has_native_bf16
 from prm.judge_training.config import JUDGE_EVAL_SEED, JUDGE_TRAIN_SEED, JudgeTrainConfig
 from prm.judge_training.data import JudgeExample, balance, examples
-from prm.labeling.judge import JudgeConfig, parse_vote
-from prm.models import load_tokenizer, prompter_for, resolve_model
-from prm.models.constants import JUDGE_CARD_FILE
-from prm.models.judge import adapter_digest
-from prm.tasks.arithmetic import ArithmeticConfig, generate_problems
+from prm.labeling import JudgeConfig, parse_vote
+from prm.models import JUDGE_CARD_FILE, adapter_digest, load_tokenizer, prompter_for, resolve_model
+from prm.tasks import ArithmeticConfig, generate_problems
 
 IGNORE_INDEX = -100  # label of every prompt token: the loss reads the verdict only
 Progress = Callable[[str], None]
@@ -30,7 +28,7 @@ def judge_examples(config: JudgeTrainConfig, split: str) -> list[JudgeExample]:
     import torch
     from transformers import AutoModelForCausalLM
 
-    from prm.policy.evaluate import sample_solutions
+    from prm.policy import sample_solutions
 
     n, base = ((config.problems_per_ops, JUDGE_TRAIN_SEED) if split == "train"
                else (config.eval_problems_per_ops, JUDGE_EVAL_SEED))

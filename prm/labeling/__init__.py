@@ -9,11 +9,27 @@ are called ``.label(rows)`` with the partition tables they name in ``reads``. Bo
 whose rows fit ``step_labels`` (and, for rollout methods, whose new rollouts fit ``rollouts``).
 """
 
-from prm.evaluation.metrics import f1_difference_ci
+from prm.evaluation import f1_difference_ci
+from prm.labeling.agreement import agreement_markdown, pairwise_agreement
 from prm.labeling.audit import AuditRow, audit_labels, audit_markdown, predicted_first_errors
+from prm.labeling.consensus import POLICIES, ConsensusConfig
+from prm.labeling.constants import FORMAL_TIMEOUT_S
+from prm.labeling.judge import JudgeConfig, judge_prompt, parse_vote
+from prm.labeling.judge_outcome import JudgeOutcomeAgreement, JudgeOutcomeBand, judge_outcome_verdict
 from prm.labeling.mc import MCConfig, MCLabeler
 from prm.labeling.omega_search import OmegaPRMConfig, QuestionSearch
 from prm.labeling.omegaprm import OmegaPRMLabeler
+from prm.labeling.partition import (
+    PartitionLabelReport,
+    audit_partition,
+    consensus_partition,
+    judge_partition,
+    label_partition,
+    label_progress_partition,
+    verify_partition,
+)
+from prm.labeling.progress import ProgressConfig
+from prm.labeling.readiness import ReadinessThresholds, SolutionCounts
 from prm.labeling.registry import LABELERS, LabelerSpec, computed_methods, get_labeler, labelers_needing
 from prm.labeling.resume import chunk_by_problem, label_in_chunks
 from prm.labeling.sampler import CachedRolloutSampler, backend_sampler
@@ -28,10 +44,16 @@ from prm.labeling.types import (
 )
 
 __all__ = [
+    "FORMAL_TIMEOUT_S",
     "LABELERS",
+    "POLICIES",
     "AuditRow",
     "CachedRolloutSampler",
+    "ConsensusConfig",
     "DerivedLabeler",
+    "JudgeConfig",
+    "JudgeOutcomeAgreement",
+    "JudgeOutcomeBand",
     "LabelRun",
     "Labeler",
     "LabelerSpec",
@@ -39,19 +61,34 @@ __all__ = [
     "MCLabeler",
     "OmegaPRMConfig",
     "OmegaPRMLabeler",
+    "PartitionLabelReport",
     "PartitionRows",
+    "ProgressConfig",
     "QuestionSearch",
+    "ReadinessThresholds",
     "RolloutOutcome",
     "RolloutSampler",
+    "SolutionCounts",
     "StepLabel",
+    "agreement_markdown",
     "audit_labels",
     "audit_markdown",
+    "audit_partition",
     "backend_sampler",
     "chunk_by_problem",
     "computed_methods",
+    "consensus_partition",
     "f1_difference_ci",
     "get_labeler",
+    "judge_outcome_verdict",
+    "judge_partition",
+    "judge_prompt",
     "label_in_chunks",
+    "label_partition",
+    "label_progress_partition",
     "labelers_needing",
+    "pairwise_agreement",
+    "parse_vote",
     "predicted_first_errors",
+    "verify_partition",
 ]

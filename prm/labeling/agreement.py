@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from prm.format.markdown import markdown_table
+from prm.format import markdown_table
 from prm.labeling.consensus import SolutionVerdicts
-from warehouse.methods import TRUTH
+from warehouse import TRUTH
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from prm.evaluation.metrics import first_error_accuracies, harmonic_mean, ratio, step_f1
-from prm.format import first_error_of
-from prm.format.markdown import markdown_table
+from prm.evaluation import first_error_accuracies, harmonic_mean, ratio, step_f1
+from prm.format import first_error_of, markdown_table
 from prm.labeling.types import StepLabel
 
 

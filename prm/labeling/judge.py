@@ -22,13 +22,12 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prm.datagen.targets import SolutionToLabel
+from prm.datagen import SolutionToLabel
 from prm.format import labels_from_first_error, statuses_from_first_error
 from prm.generation import GenerationBackend, sample_solutions
 from prm.labeling.types import LabelRun, StepLabel, params_json
-from prm.models import prompter_for
-from prm.models.constants import JUDGE_NAME
-from warehouse.methods import JUDGE
+from prm.models import JUDGE_NAME, prompter_for
+from warehouse import JUDGE
 
 TIE_BREAKS = ("earliest", "none")
 # ProcessBench's critique prompt, verbatim apart from the placeholders.

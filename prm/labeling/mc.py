@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from prm.datagen.targets import SolutionToLabel
+from prm.datagen import SolutionToLabel
 from prm.format import first_error_of
 from prm.labeling.constants import (
     DEFAULT_N_ROLLOUTS,

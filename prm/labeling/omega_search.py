@@ -26,8 +26,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from prm.datagen.rollouts import RolloutTarget, prefix_target
-from prm.datagen.targets import SolutionToLabel
+from prm.datagen import RolloutTarget, SolutionToLabel, prefix_target
 from prm.format import Segmented
 from prm.labeling.constants import (
     DEFAULT_N_ROLLOUTS,
@@ -38,7 +37,7 @@ from prm.labeling.constants import (
     OMEGA_MAX_SEARCHES,
 )
 from prm.labeling.types import RolloutOutcome
-from prm.tasks.records import stable_id
+from prm.tasks import stable_id
 
 
 @dataclass(frozen=True)

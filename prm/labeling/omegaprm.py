@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
-from prm.datagen.targets import SolutionToLabel
+from prm.datagen import SolutionToLabel
 from prm.format import labels_from_first_error
 from prm.labeling.constants import STATUS_BY_CONVENTION, STATUS_LABELED
 from prm.labeling.omega_search import OmegaPRMConfig, QuestionSearch

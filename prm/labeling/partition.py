@@ -15,9 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from prm.datagen.partition import solutions_to_label
-from prm.generation import GenerationBackend
-from prm.generation.constants import SOLUTION_MAX_TOKENS
+from prm.datagen import solutions_to_label
+from prm.generation import SOLUTION_MAX_TOKENS, GenerationBackend
 from prm.labeling.audit import AuditRow, audit_labels
 from prm.labeling.consensus import ConsensusConfig, ConsensusRun, PolicyReport, SolutionVerdicts, consensus_report
 from prm.labeling.constants import FORMAL_TIMEOUT_S
@@ -28,8 +27,7 @@ from prm.labeling.registry import LABELERS, get_labeler, labelers_needing
 from prm.labeling.resume import label_in_chunks
 from prm.labeling.sampler import backend_sampler
 from prm.labeling.types import DerivedLabeler, LabelRun, StepLabel
-from warehouse import Warehouse
-from warehouse.methods import CONSENSUS, JUDGE
+from warehouse import CONSENSUS, JUDGE, Warehouse
 
 
 @dataclass(frozen=True)

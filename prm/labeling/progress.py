@@ -18,10 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prm.datagen.synthetic import is_synthetic
+from prm.datagen import is_synthetic
 from prm.format import STATUS_LABELED, STATUS_UNVERIFIABLE, first_error_of
 from prm.labeling.types import LabelRun, PartitionRows, StepLabel, derived_run, params_json
-from warehouse.methods import method
+from warehouse import method
 
 PROGRESS_METHOD = method("progress").name
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from prm.datagen.synthetic import is_synthetic
+from prm.datagen import is_synthetic
 
 FINISH_LENGTH = "length"  # a completion that hit max_tokens (vLLM's and the OpenAI API's finish_reason)
 

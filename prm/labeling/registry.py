@@ -21,7 +21,7 @@ from prm.labeling.omega_search import OmegaPRMConfig
 from prm.labeling.omegaprm import OmegaPRMLabeler
 from prm.labeling.progress import ProgressConfig, ProgressLabeler
 from prm.labeling.types import DerivedLabeler, Labeler
-from warehouse.methods import method_names
+from warehouse import method_names
 
 NEEDS = ("rollouts", "backend", "rows")
 # Method kinds no labeler computes: people's labels are imported, a model's step scores come from scoring.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Iterator, Sequence
 
-from prm.datagen.targets import SolutionToLabel
+from prm.datagen import SolutionToLabel
 from prm.labeling.types import Labeler, LabelRun, RolloutSampler
 
 

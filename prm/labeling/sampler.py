@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from prm.datagen.rollouts import RolloutTarget, rollout_rows
+from prm.datagen import RolloutTarget, rollout_rows
 from prm.generation import GenerationBackend
 from prm.labeling.constants import SEED_MODULUS
 from prm.labeling.types import RolloutOutcome

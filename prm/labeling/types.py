@@ -7,8 +7,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from prm.datagen.rollouts import RolloutTarget
-from prm.datagen.targets import SolutionToLabel
+from prm.datagen import RolloutTarget, SolutionToLabel
 from prm.labeling.constants import LABELER_VERSION
 
 

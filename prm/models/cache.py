@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from prm.models.constants import DEFAULT_CACHE_DIRNAME, MODEL_CACHE_ENV
-from warehouse.config import PROJECT_ROOT
+from warehouse import PROJECT_ROOT
 
 
 def model_cache_dir() -> Path:

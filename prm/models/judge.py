@@ -10,7 +10,7 @@ from pathlib import Path
 
 from prm.models.constants import COMPLETE_MARKER, JUDGE_CARD_BAND, JUDGE_CARD_FILE, LOCK_POLL_S, LOCK_TIMEOUT_S
 from prm.models.digests import file_sha256, stream_into
-from warehouse.locks import exclusive
+from warehouse import exclusive
 
 log = logging.getLogger(__name__)
 

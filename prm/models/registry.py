@@ -122,7 +122,7 @@ def weights_digest(folder: str | Path) -> str:
 
 def _arith_policy(local_build: Path) -> Path:
     """A local rebuild of the policy if there is one, else the shipped checkpoint; digests verified."""
-    from prm.policy.card import verify_weights
+    from prm.policy import verify_weights
 
     folder = local_build if _is_model_folder(local_build) else SHIPPED_POLICY_DIR
     if not _is_model_folder(folder):

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from prm.models.constants import COMPLETE_MARKER, LOCK_POLL_S, LOCK_TIMEOUT_S, SMOLLM2_GGUF, SMOLLM2_PACKAGE
-from warehouse.locks import exclusive
+from warehouse import exclusive
 
 
 def smollm2_gguf_path() -> Path:

@@ -6,7 +6,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, fields
 
-from prm.tasks.arithmetic import OPERATORS, STYLES
+from prm.tasks import OPERATORS, STYLES
 
 OPS_MIXES = ("uniform", "proportional")
 

@@ -10,7 +10,7 @@ from transformers import PreTrainedTokenizerBase
 
 from prm.format import format_prompt
 from prm.policy.config import PolicyTrainConfig
-from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, generate_problems
+from prm.tasks import ArithmeticConfig, ArithmeticProblem, generate_problems
 
 IGNORE_INDEX = -100  # label value torch's cross-entropy skips
 

@@ -18,10 +18,9 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from prm.format import first_error_of, format_prompt, split_steps
-from prm.format.markdown import markdown_table
+from prm.format import first_error_of, format_prompt, markdown_table, split_steps
 from prm.policy.constants import MAX_NEW_TOKENS_FACTOR, MAX_NEW_TOKENS_MARGIN, MAX_POSITIONS
-from prm.tasks.arithmetic import ArithmeticProblem, step_truth
+from prm.tasks import ArithmeticProblem, step_truth
 from verifiers import extract_answer
 
 # Sequences decoded together by ``generate``: large enough to keep a CPU busy, small enough that one

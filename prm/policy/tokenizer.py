@@ -6,8 +6,6 @@ and loads with ``AutoTokenizer.from_pretrained`` (so vLLM can serve the policy).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
 from transformers import PreTrainedTokenizerFast
 
@@ -50,10 +48,3 @@ def build_char_tokenizer() -> PreTrainedTokenizerFast:
         model_max_length=MAX_POSITIONS,
         clean_up_tokenization_spaces=False,
     )
-
-
-def save_char_tokenizer(out_dir: str | Path) -> PreTrainedTokenizerFast:
-    """Build the tokenizer and save it (``tokenizer.json`` plus configs) into ``out_dir``."""
-    tokenizer = build_char_tokenizer()
-    tokenizer.save_pretrained(str(out_dir))
-    return tokenizer

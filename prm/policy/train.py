@@ -37,7 +37,7 @@ from prm.policy.data import DemonstrationDataset, PadCollator, training_problems
 from prm.policy.evaluate import EvalTable, default_device, evaluate_model
 from prm.policy.model import build_model
 from prm.policy.tokenizer import build_char_tokenizer
-from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, generate_problems
+from prm.tasks import ArithmeticConfig, ArithmeticProblem, generate_problems
 
 log = logging.getLogger(__name__)
 

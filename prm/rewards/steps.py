@@ -23,7 +23,7 @@ from typing import Any
 
 from prm.format import ContextOverflowError, segment
 from prm.rewards.constants import NO_STEP_SCORE, PAD_TEXTS
-from prm.scoring.implicit_scorer import assess_batch
+from prm.scoring import assess_batch
 
 Span = tuple[int, int]
 

@@ -6,20 +6,28 @@ after, and runs marked ``hacked``. Never imports dagster; TRL is imported when a
 """
 
 from prm.rl.config import ARMS, RLRunConfig
+from prm.rl.constants import POLICY_SUBDIR
 from prm.rl.curve import HeldOutPoint, hacked_at
+from prm.rl.data import eval_problems, split_pool, warehouse_problems
 from prm.rl.grpo import ArmResult, HeldOut, run_grpo
-from prm.rl.report import Comparison, compare_arms, metric_rows, plot_arms
+from prm.rl.report import Comparison, compare_arms, latest_hacked, latest_run_metrics, metric_rows, plot_arms
 
 __all__ = [
     "ARMS",
+    "POLICY_SUBDIR",
     "ArmResult",
     "Comparison",
     "HeldOut",
     "HeldOutPoint",
     "RLRunConfig",
     "compare_arms",
+    "eval_problems",
     "hacked_at",
+    "latest_hacked",
+    "latest_run_metrics",
     "metric_rows",
     "plot_arms",
     "run_grpo",
+    "split_pool",
+    "warehouse_problems",
 ]

@@ -6,8 +6,7 @@ import json
 from dataclasses import asdict, dataclass, fields
 from types import MappingProxyType
 
-from prm.rewards import RewardConfig
-from prm.rewards.constants import DEFAULT_TEMPERATURE
+from prm.rewards import DEFAULT_TEMPERATURE, RewardConfig
 from prm.rl.constants import (
     GENERATIONS,
     OUTCOME,
@@ -23,7 +22,7 @@ from prm.rl.constants import (
 )
 from prm.rl.prime import PrimeConfig
 from prm.rl.process_grpo import ProcessConfig
-from prm.tasks.arithmetic import MAX_OPS, OPERATORS, STYLES
+from prm.tasks import MAX_OPS, OPERATORS, STYLES
 
 # The reward of each arm. Outcome-only still scores the PRM (weight 0), so its logs carry the same PRM
 # statistics (min step score, steps) as the PRM arms and the curves compare like for like.

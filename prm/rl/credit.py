@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from prm.rewards.shaping import clip, delta
+from prm.rewards import clip, delta
 
 CREDITS = ("deepseek", "pure", "clip_delta")  # prm.rl.process_grpo.ProcessConfig.credit
 

@@ -8,12 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from prm.datagen.truth import arithmetic_problem
+from prm.datagen import arithmetic_problem
 from prm.format import format_prompt
 from prm.rl.config import RLRunConfig
 from prm.rl.gold import GoldProblem, RLProblem
-from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, generate_problems
-from prm.tasks.records import stable_id
+from prm.tasks import ArithmeticConfig, ArithmeticProblem, generate_problems, stable_id
 from warehouse import connect
 
 # Seed offsets that keep the held-out draw apart from the training draw for every config seed; problem ids

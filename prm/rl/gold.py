@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from prm.format import split_steps
-from prm.policy.evaluate import EvalRow, EvalTable, score_samples
-from prm.tasks.arithmetic import MAX_OPS, ArithmeticProblem
+from prm.policy import EvalRow, EvalTable, score_samples
+from prm.tasks import MAX_OPS, ArithmeticProblem
 from verifiers import extract_answer, grade_answers
 
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import torch
 
-from prm.evaluation.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci
-from prm.policy.evaluate import EvalTable, default_device, sample_solutions
+from prm.evaluation import bootstrap_mean_ci, paired_bootstrap_diff_ci
+from prm.policy import EvalTable, default_device, sample_solutions
 from prm.rewards import RewardConfig, Rewarder, load_rewarder
 from prm.rl.config import ARMS, PRIME_ARMS, PROCESS_ARMS, RLRunConfig
 from prm.rl.constants import (
@@ -45,9 +45,8 @@ from prm.rl.constants import (
 from prm.rl.curve import HeldOutPoint, curve_callback, hacked_at
 from prm.rl.data import dataset_rows, eval_problems, split_pool, train_problems, training_prompts
 from prm.rl.gold import score_heldout
-from prm.scoring.config import cuda_bf16
-from prm.tasks.arithmetic import ArithmeticProblem
-from prm.tasks.records import stable_id
+from prm.scoring import cuda_bf16
+from prm.tasks import ArithmeticProblem, stable_id
 
 Progress = Callable[[str], None]
 
@@ -312,9 +311,9 @@ def _online_step_reading(online: Any, problems: Sequence[Any], samples: Sequence
                          ) -> tuple[float | None, float | None]:
     """(step AUC against exact step truth, mean step score) of an online implicit PRM on held-out samples of
     generated arithmetic (first-error convention); (None, None) where no step has truth or only one class."""
-    from prm.evaluation.metrics import roc_auc
+    from prm.evaluation import roc_auc
     from prm.format import first_error_of, labels_from_first_error, split_steps
-    from prm.tasks.arithmetic import step_truth
+    from prm.tasks import step_truth
 
     items, labels = [], []
     for problem, texts in zip(problems, samples, strict=True):
@@ -542,7 +541,7 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
                        train_s=train_s, wall_s=time.perf_counter() - start, policy_dir=policy,
                        heldout_curve=tuple(points))
     if main:
-        from prm.export.io import atomic_write_text
+        from prm.files import atomic_write_text
 
         record = {"key": run_key(policy_dir, prm_dir, config, arm, problems), **result.to_dict()}
         atomic_write_text(out / RESULT_FILE, json.dumps(record, indent=1, allow_nan=False))

@@ -38,20 +38,20 @@ from typing import Any
 
 import torch
 
-from prm.scoring.implicit_recipe import (
+from prm.scoring import (
+    Encoded,
     check_beta,
     check_reference_tokenizer,
-    read_recipe,
-    read_scoring_rule,
-    tokenizer_digest,
-)
-from prm.scoring.implicit_scorer import (
+    encode_solution,
     implicit_scores,
     implicit_step_rewards,
     is_lm_head_folder,
+    read_recipe,
+    read_scoring_rule,
     token_log_ratios,
+    token_logprobs,
+    tokenizer_digest,
 )
-from prm.scoring.reading import Encoded, encode_solution, token_logprobs
 
 PRIME_STARTS = ("prm", "policy")  # PrimeConfig.start
 WHITEN_EPS = 1e-8  # verl's masked_whiten: (x - mean) * rsqrt(var + eps)
@@ -239,7 +239,7 @@ def load_online_prm(policy_dir: str | Path, prm_dir: str | Path, config: PrimeCo
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from prm.models import resolve_model
-    from prm.policy.evaluate import default_device
+    from prm.policy import default_device
 
     if config.start == "prm":
         if not is_lm_head_folder(prm_dir):

@@ -35,9 +35,7 @@ from typing import Any
 
 import torch
 
-from prm.rewards.constants import DEFAULT_ETA, DEFAULT_TEMPERATURE
-from prm.rewards.rewarder import Rewarder, ScoredCompletion
-from prm.rewards.token_spans import step_end_tokens, token_char_ends
+from prm.rewards import DEFAULT_ETA, DEFAULT_TEMPERATURE, Rewarder, ScoredCompletion, step_end_tokens, token_char_ends
 from prm.rl.constants import DEFAULT_PROCESS_OUTCOME_WEIGHT
 from prm.rl.credit import CREDITS, clip_delta_step_rewards, pure_step_rewards, step_lengths
 from prm.rl.process_advantages import (

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prm.export.io import atomic_write_text
-from prm.format.markdown import markdown_table
+from prm.files import atomic_write_text
+from prm.format import cell, markdown_table
 from prm.rl.config import RLRunConfig
 from prm.rl.constants import PLOT_FILE, SUMMARY_FILE, TABLE_FILE
 from prm.rl.grpo import ArmResult, HeldOut, Progress, accuracy_gain_ci, load_result, run_grpo, run_key
-from prm.tasks.arithmetic import ArithmeticProblem
+from prm.tasks import ArithmeticProblem
 from warehouse import Warehouse, connect
 
 # Held-out fields written per difficulty and pooled: prm.policy.EvalRow's rates and counts worth a curve.
@@ -93,10 +93,8 @@ def metric_rows(result: ArmResult) -> list[dict[str, Any]]:
 
 
 def _pair(before: float | None, after: float | None, digits: int) -> str:
-    def cell(v: float | None) -> str:
-        return "-" if v is None else f"{v:.{digits}f}"
-
-    return f"{cell(before)} → {cell(after)}"
+    """``before → after``, each to ``digits`` decimals (``-`` for None)."""
+    return " → ".join(cell(None if v is None else float(v), digits) for v in (before, after))
 
 
 def _interval(ci: Sequence[float] | None, digits: int, sign: str = "") -> str:
@@ -190,7 +188,7 @@ def plot_arms(results: Sequence[ArmResult], path: str | os.PathLike[str], *,
         bars.grid(alpha=0.3)
         fig.suptitle(title)
         fig.tight_layout()
-        from prm.evaluation.plots import save_png
+        from prm.evaluation import save_png
 
         return save_png(fig, path)
     xs = range(len(results))
@@ -204,7 +202,7 @@ def plot_arms(results: Sequence[ArmResult], path: str | os.PathLike[str], *,
     bars.legend(fontsize="small")
     fig.suptitle(title)
     fig.tight_layout()
-    from prm.evaluation.plots import save_png  # matplotlib only when a plot is drawn
+    from prm.evaluation import save_png  # matplotlib only when a plot is drawn
 
     return save_png(fig, path)
 

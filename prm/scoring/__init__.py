@@ -2,11 +2,78 @@
 Math-Shepherd's), one solution or batches, by transformers or by vLLM's pooling runner, an LM-head PRM step by
 step from its prefix's cached keys/values (:class:`IncrementalScorer`), and the ``step_scores`` warehouse rows."""
 
-from prm.scoring.implicit_scorer import StepAssessment, assess_batch
+from prm.scoring.base import context_of
+from prm.scoring.config import ENGINES, cuda_bf16, resolve_dtype
+from prm.scoring.implicit_recipe import (
+    IMPLICIT_CONFIG_FILE,
+    IMPLICIT_LABELS,
+    REFERENCE_TOKENIZER_KEY,
+    check_beta,
+    check_reference_tokenizer,
+    model_tokenizer_digest,
+    read_recipe,
+    read_scoring_rule,
+    tokenizer_digest,
+)
+from prm.scoring.implicit_scorer import (
+    IMPLICIT_SCORES,
+    ImplicitPRMScorer,
+    StepAssessment,
+    assess_batch,
+    implicit_scores,
+    implicit_step_readings,
+    implicit_step_rewards,
+    is_lm_head_folder,
+    token_log_ratios,
+)
 from prm.scoring.incremental import IncrementalScorer
+from prm.scoring.reading import (
+    LOGLIK_AGGREGATIONS,
+    Encoded,
+    encode_solution,
+    loglik_scores,
+    step_logliks,
+    token_logprobs,
+)
 from prm.scoring.scorer import PRMScorer, ScorerConfig, load_prm
-from prm.scoring.vllm_scorer import VLLMScorer
+from prm.scoring.vllm_scorer import VLLMScorer, vllm_installed
 from prm.scoring.warehouse_rows import score_rows_for_warehouse, step_score_rows
 
-__all__ = ["IncrementalScorer", "PRMScorer", "ScorerConfig", "StepAssessment", "VLLMScorer", "assess_batch",
-           "load_prm", "score_rows_for_warehouse", "step_score_rows"]
+__all__ = [
+    "ENGINES",
+    "IMPLICIT_CONFIG_FILE",
+    "IMPLICIT_LABELS",
+    "IMPLICIT_SCORES",
+    "LOGLIK_AGGREGATIONS",
+    "REFERENCE_TOKENIZER_KEY",
+    "Encoded",
+    "ImplicitPRMScorer",
+    "IncrementalScorer",
+    "PRMScorer",
+    "ScorerConfig",
+    "StepAssessment",
+    "VLLMScorer",
+    "assess_batch",
+    "check_beta",
+    "check_reference_tokenizer",
+    "context_of",
+    "cuda_bf16",
+    "encode_solution",
+    "implicit_scores",
+    "implicit_step_readings",
+    "implicit_step_rewards",
+    "is_lm_head_folder",
+    "load_prm",
+    "loglik_scores",
+    "model_tokenizer_digest",
+    "read_recipe",
+    "read_scoring_rule",
+    "resolve_dtype",
+    "score_rows_for_warehouse",
+    "step_logliks",
+    "step_score_rows",
+    "token_log_ratios",
+    "token_logprobs",
+    "tokenizer_digest",
+    "vllm_installed",
+]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prm.generation.constants import ENGINE_STARTUP_TIMEOUT_S
+from prm.generation import ENGINE_STARTUP_TIMEOUT_S
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 # "transformers": the model in this process (HF AutoModel*); "vllm": vLLM's pooling runner in a worker process.

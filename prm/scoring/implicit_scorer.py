@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from prm.format.prm_input import ContextOverflowError
+from prm.format import ContextOverflowError
 from prm.scoring.base import StepScorer, context_of
 from prm.scoring.config import ScorerConfig
 from prm.scoring.implicit_recipe import (

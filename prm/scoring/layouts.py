@@ -24,8 +24,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from prm.export.math_shepherd import math_shepherd_text
-from prm.export.tag_escape import escape_tag
+from prm.export import escape_tag, math_shepherd_text
 from prm.format import ContextOverflowError, EncodedSteps, StepTagConvention, encode_steps, format_prompt, tag_ids
 from prm.scoring.constants import QWEN_PRM_SYSTEM_PROMPT
 

@@ -17,7 +17,7 @@ from prm.format import CONVENTIONS, EncodedSteps, StepTagConvention
 from prm.scoring.base import StepScorer, candidate_ids, context_of
 from prm.scoring.config import DTYPES, ScorerConfig, cuda_bf16, resolve_dtype
 from prm.scoring.constants import DEFAULT_BATCH_SIZE
-from prm.scoring.folder import custom_head, read_convention, read_model_config
+from prm.scoring.folder_config import custom_head, read_convention, read_model_config
 from prm.scoring.implicit_scorer import is_lm_head_folder
 
 __all__ = ["DTYPES", "PRMScorer", "ScorerConfig", "load_prm"]

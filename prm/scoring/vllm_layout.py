@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from prm.format import StepTagConvention
-from prm.generation.engine_device import device_engine_kwargs
+from prm.generation import device_engine_kwargs
 from prm.scoring.base import candidate_ids
 from prm.scoring.config import ScorerConfig
 

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from prm.format import EncodedSteps, StepTagConvention
-from prm.generation.constants import ENGINE_CALL_TIMEOUT_S
-from prm.generation.worker_process import WorkerDiedError, WorkerProcess
+from prm.generation import ENGINE_CALL_TIMEOUT_S, WorkerDiedError, WorkerProcess
 from prm.scoring.base import StepScorer, context_of
 from prm.scoring.config import ScorerConfig, cuda_bf16, resolve_dtype
 from prm.scoring.vllm_layout import VLLMLayout, vllm_engine_kwargs, vllm_layout

@@ -12,10 +12,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from prm.generation.worker_process import vllm_engine_alive, worker_main
+from prm.generation import vllm_engine_alive, worker_main
 from prm.scoring.vllm_layout import POOLER, POOLING_TASK
 
-# Labels per token of a PRM head: 0 = bad, 1 = good (prm.scoring.folder.PRM_CLASSES).
+# Labels per token of a PRM head: 0 = bad, 1 = good (prm.scoring.folder_config.PRM_CLASSES).
 PRM_LABELS = 2
 
 

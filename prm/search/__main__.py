@@ -20,9 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from prm.models.constants import ARITH_POLICY_NAME
+from prm.models import ARITH_POLICY_NAME
 from prm.search.methods import SEARCH_METHODS
-from prm.training.constants import CARD_FILE
+from prm.training import CARD_FILE
 
 
 def _parser() -> argparse.ArgumentParser:

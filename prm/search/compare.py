@@ -5,11 +5,12 @@ Budget: generated tokens per problem, every expansion and sample counted, kept o
 from the budget and the policy's mean solution length ``L`` (a pilot of one sample per problem at
 :data:`PILOT_SEED`, not counted): best-of-N and majority vote share one pool of ``budget // L`` samples per
 (budget, seed); beam search ``budget // (m * L)`` beams of ``m`` expansions; DVTS ``budget // (m * L)`` subtrees of
-``m`` expansions; each at least one. The budget also caps the tree methods, and ``mean_generated_tokens`` says
-what each method really spent, ``prm_tokens`` what its PRM read (per problem, means over seeds). Accuracy pools
-the seeds per problem; ``accuracy_ci`` is a 95% bootstrap over problems; ``vs_majority`` and ``vs_best_of_n`` are
-each method's paired difference from that baseline on the same problems and seeds at the same budget, with a 95%
-paired bootstrap over problems (``prm.evaluation.metrics.paired_bootstrap_diff_ci``).
+``m`` expansions; each at least one. The PRM-weighted vote picks from best-of-N's scored samples. The budget
+also caps the tree methods, and ``mean_generated_tokens`` says what each method really spent, ``prm_tokens`` what
+its PRM read (per problem, means over seeds). Accuracy pools the seeds per problem; ``accuracy_ci`` is a 95%
+bootstrap over problems; ``vs_majority`` and ``vs_best_of_n`` are each method's paired difference from that baseline
+on the same problems and seeds at the same budget, with a 95% paired bootstrap over problems
+(``prm.evaluation.metrics.paired_bootstrap_diff_ci``).
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prm.evaluation.metrics import paired_bootstrap_diff_ci
+from prm.evaluation import paired_bootstrap_diff_ci
 from prm.models import prompter_for
 from prm.search.config import SearchConfig
 from prm.search.expand import BackendExpander
 from prm.search.methods import run_search
 from prm.search.report import accuracy_ci, grade
-from prm.search.sampling import best_of_n, majority_vote, sample_pool
-from prm.tasks.records import ProblemRecord
+from prm.search.sampling import best_of_n, majority_vote, sample_pool, score_pool, weighted_vote
+from prm.tasks import ProblemRecord
 
 PILOT_SEED = 99_991  # the pilot's sampling seed: apart from every seed a comparison is likely to use
 
@@ -83,7 +84,10 @@ def compare_at_budgets(problems: Sequence[ProblemRecord], backend: Any, scorer: 
             samples = max(1, budget // solution_tokens)
             sampling = SearchConfig(n=samples, m=samples, aggregation=aggregation, seed=seed, prefix_cache=prefix_cache)
             pool = sample_pool(questions, prompter, expander, sampling)
-            runs = {"best_of_n": (sampling, best_of_n(questions, prompter, expander, scorer, sampling, pool)),
+            scored = score_pool(questions, prompter, expander, scorer, sampling, pool)
+            runs = {"best_of_n": (sampling, best_of_n(questions, prompter, expander, scorer, sampling, scored=scored)),
+                    "weighted_vote": (sampling, weighted_vote(questions, prompter, expander, scorer, sampling,
+                                                              scored=scored)),
                     "majority_vote": (sampling, majority_vote(questions, prompter, expander, scorer, sampling, pool))}
             trees = max(1, budget // (m * solution_tokens))
             for method, n in (("beam_search", trees), ("dvts", trees * m)):

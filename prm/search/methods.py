@@ -7,13 +7,13 @@ from typing import Any
 
 from prm.search.config import SearchConfig
 from prm.search.expand import Expander
-from prm.search.sampling import best_of_n, majority_vote
+from prm.search.sampling import best_of_n, majority_vote, weighted_vote
 from prm.search.tree import beam_search, dvts
 from prm.search.types import SearchResult
 
 SearchMethod = Callable[[Sequence[str], Callable[[str], str], Expander, Any, SearchConfig], list[SearchResult]]
 SEARCH_METHODS: dict[str, SearchMethod] = {"beam_search": beam_search, "dvts": dvts, "best_of_n": best_of_n,
-                                           "majority_vote": majority_vote}
+                                           "majority_vote": majority_vote, "weighted_vote": weighted_vote}
 
 
 def run_search(method: str, questions: Sequence[str], prompter: Callable[[str], str], expander: Expander,

@@ -14,7 +14,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from prm.evaluation.plots import save_png
+from prm.evaluation import save_png
 
 
 def plot_accuracy_vs_budget(methods: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], *,

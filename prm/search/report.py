@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prm.evaluation.metrics import bootstrap_mean_ci
+from prm.evaluation import bootstrap_mean_ci
 from prm.search.types import SearchResult
 from verifiers import grade_answers
 

@@ -16,10 +16,8 @@ from prm.search.expand import BackendExpander
 from prm.search.methods import run_search
 from prm.search.report import accuracy_ci, grade
 from prm.search.types import SearchResult
-from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
-from prm.tasks.records import ProblemRecord
-from warehouse import connect
-from warehouse.db import source_clause
+from prm.tasks import ArithmeticSourceConfig, ProblemRecord, generate_arithmetic
+from warehouse import connect, source_clause
 
 # Keeps search problems apart from the seeds the policy's and PRMs' training draws use (0 and small offsets);
 # the 6-8 step word-problem space is large, so a repeat is rare and harmless to a comparison between methods.

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from prm.evaluation.prm_eval import ScoredSolution, majority_pick
+from prm.evaluation import ScoredSolution, majority_pick, weighted_vote_pick
 from prm.format import segment
-from prm.generation.backend import derive_seed
+from prm.generation import derive_seed
 from prm.search.config import SearchConfig
 from prm.search.expand import Expander, Expansion
 from prm.search.pick import pick_best
@@ -40,11 +41,18 @@ def sample_pool(questions: Sequence[str], prompter: Callable[[str], str], expand
     return pools, spent
 
 
-def best_of_n(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Any,
-              config: SearchConfig, pools: tuple[list[list[Expansion]], list[int]] | None = None
-              ) -> list[SearchResult]:
-    """Each question's sample with the highest PRM aggregate (:func:`pick_best`); ``pools`` reuses
-    :func:`sample_pool`'s draws (the benchmark gives best-of-N and majority vote the same samples)."""
+@dataclass(frozen=True)
+class ScoredPool:
+    """Every question's samples with their PRM step scores, the tokens generated and the tokens the PRM read."""
+
+    beams: list[list[Beam]]
+    spent: list[int]
+    read: list[int]
+
+
+def score_pool(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Any,
+               config: SearchConfig, pools: tuple[list[list[Expansion]], list[int]] | None = None) -> ScoredPool:
+    """:func:`sample_pool`'s draws (``pools`` reuses them) scored step by step, once for every picking rule."""
     samples, spent = pools or sample_pool(questions, prompter, expander, config)
     beams = [[_as_beam(e) for e in found] for found in samples]
     flat = [(q, b.steps) for q, bs in zip(questions, beams, strict=True) for b in bs]
@@ -53,13 +61,42 @@ def best_of_n(questions: Sequence[str], prompter: Callable[[str], str], expander
     found = score_candidates(scorer, flat)
     release(scorer)
     scores, tokens = iter(found.scores), iter(found.prm_tokens)
+    scored = [[Beam(b.completion, b.steps, tuple(next(scores)), True) for b in bs] for bs in beams]
+    read = [sum(next(tokens) for _ in bs) for bs in beams]
+    return ScoredPool(scored, list(spent), read)
+
+
+def best_of_n(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Any,
+              config: SearchConfig, pools: tuple[list[list[Expansion]], list[int]] | None = None,
+              scored: ScoredPool | None = None) -> list[SearchResult]:
+    """Each question's sample with the highest PRM aggregate (:func:`pick_best`); ``pools`` reuses
+    :func:`sample_pool`'s draws and ``scored`` :func:`score_pool`'s scores (the benchmark gives best-of-N, the
+    weighted vote and majority vote the same samples)."""
+    scored = scored or score_pool(questions, prompter, expander, scorer, config, pools)
     results = []
     for p, question in enumerate(questions):
-        scored = [Beam(b.completion, b.steps, tuple(next(scores)), True) for b in beams[p]]
-        read = sum(next(tokens) for _ in beams[p])
-        best = pick_best(scored, config.aggregation) if scored else Beam()
-        results.append(SearchResult("best_of_n", question, best.completion, best.answer, best.scores, spent[p],
-                                    len(scored), read))
+        best = pick_best(scored.beams[p], config.aggregation) if scored.beams[p] else Beam()
+        results.append(SearchResult("best_of_n", question, best.completion, best.answer, best.scores,
+                                    scored.spent[p], len(scored.beams[p]), scored.read[p]))
+    return results
+
+
+def weighted_vote(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Any,
+                  config: SearchConfig, pools: tuple[list[list[Expansion]], list[int]] | None = None,
+                  scored: ScoredPool | None = None) -> list[SearchResult]:
+    """The PRM-weighted majority vote (Math-Shepherd): the answer whose samples' aggregated scores sum highest
+    (``prm.evaluation.weighted_vote_pick``); ``pools``/``scored`` as :func:`best_of_n`'s."""
+    scored = scored or score_pool(questions, prompter, expander, scorer, config, pools)
+    results = []
+    for p, question in enumerate(questions):
+        beams = scored.beams[p]
+        if beams:
+            votes = [ScoredSolution(str(i), "p", b.scores, None, b.answer) for i, b in enumerate(beams)]
+            best = beams[int(weighted_vote_pick(votes, config.aggregation).solution_id)]
+        else:
+            best = Beam()
+        results.append(SearchResult("weighted_vote", question, best.completion, best.answer, best.scores,
+                                    scored.spent[p], len(beams), scored.read[p]))
     return results
 
 

@@ -17,10 +17,9 @@ import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from prm.evaluation.prm_eval import aggregate
+from prm.evaluation import aggregate
 from prm.format import ContextOverflowError
-from prm.scoring import IncrementalScorer
-from prm.scoring.implicit_scorer import ImplicitPRMScorer
+from prm.scoring import ImplicitPRMScorer, IncrementalScorer
 
 
 class Scored(NamedTuple):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prm.format import STEP_SEPARATOR, segment
-from prm.generation.backend import derive_seed
+from prm.generation import derive_seed
 from prm.search.config import SearchConfig
 from prm.search.expand import Expander, Expansion
 from prm.search.pick import pick_best

@@ -1,19 +1,48 @@
 """Problem sources: the seeded arithmetic and logic generators and the GSM8K/MATH loaders."""
 
-from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, first_error_index, generate_problems, step_truth
-from prm.tasks.datasets import load_problems
+from prm.tasks.arithmetic import (
+    MAX_OPS,
+    OPERATORS,
+    STYLES,
+    ArithmeticConfig,
+    ArithmeticProblem,
+    first_error_index,
+    generate_problems,
+    step_truth,
+)
+from prm.tasks.datasets import FILE_SUFFIXES, load_problems
+from prm.tasks.logic import LogicProblem, corrupt_steps
 from prm.tasks.records import ProblemRecord, stable_id
-from prm.tasks.sources import ArithmeticSourceConfig, generate_arithmetic
+from prm.tasks.sources import (
+    BUILTIN_SOURCES,
+    ArithmeticSourceConfig,
+    generate_arithmetic,
+    inbox_file,
+    is_source_name,
+    load_source,
+    scan_inbox,
+)
 
 __all__ = [
+    "BUILTIN_SOURCES",
+    "FILE_SUFFIXES",
+    "MAX_OPS",
+    "OPERATORS",
+    "STYLES",
     "ArithmeticConfig",
     "ArithmeticProblem",
     "ArithmeticSourceConfig",
+    "LogicProblem",
     "ProblemRecord",
+    "corrupt_steps",
     "first_error_index",
     "generate_arithmetic",
     "generate_problems",
+    "inbox_file",
+    "is_source_name",
     "load_problems",
+    "load_source",
+    "scan_inbox",
     "stable_id",
     "step_truth",
 ]

@@ -22,9 +22,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prm.format.labels import first_error_of
-from prm.format.steps import join_steps
-from verifiers.expression import ExpressionError, PrecedenceParser, Token, tokenize
+from prm.format import first_error_of, join_steps
+from verifiers import ExpressionError, PrecedenceParser, Token, tokenize
 
 __all__ = [
     "ArithmeticConfig",

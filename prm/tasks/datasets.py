@@ -17,7 +17,7 @@ from typing import Any
 
 from prm.format import split_steps
 from prm.tasks.records import ProblemRecord, stable_id
-from verifiers.extract import extract_answer
+from verifiers import extract_answer
 
 QUESTION_FIELDS = ("question", "problem", "prompt")
 FILE_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".parquet")

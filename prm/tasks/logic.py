@@ -11,7 +11,7 @@ import hashlib
 import random
 from dataclasses import dataclass
 
-from verifiers.logic import LogicParseError, check_logic_step, format_formula, parse_formula, parse_step
+from verifiers import LogicParseError, check_logic_step, format_formula, parse_formula, parse_step
 
 __all__ = ["LogicConfig", "LogicProblem", "corrupt_steps", "generate_logic_problem", "step_truth"]
 

@@ -10,7 +10,7 @@ from prm.format import join_steps
 from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, generate_problems
 from prm.tasks.datasets import FILE_SUFFIXES, LoadedProblems, load_problems
 from prm.tasks.records import ProblemRecord
-from warehouse.store import is_partition_value
+from warehouse import is_partition_value
 
 
 def arithmetic_record(problem: ArithmeticProblem, config: ArithmeticConfig, seed: int, split: str) -> ProblemRecord:

@@ -5,22 +5,33 @@ stepwise-supervision rows; ``train_prm`` trains a two-class token-classification
 from any TRL-format rows) and saves an HF folder with its step-tag convention and a card.
 """
 
+from prm.training.artifacts import PRMArtifacts
 from prm.training.config import PRMTrainConfig
+from prm.training.constants import CARD_FILE
 from prm.training.data import TrainingSet, TrainingSetConfig, TrainingSetStats, build_training_set
+from prm.training.implicit import ImplicitPRMConfig, train_implicit_prm
 from prm.training.rows import check_rows, load_rows
+from prm.training.ship import SHIPPED_PRM_DIR, evaluate_shipped_on_partition, verify_shipped_prm
 from prm.training.splits import problem_split, stratified_splits
 from prm.training.trainer import read_prm_card, train_prm
 
 __all__ = [
+    "CARD_FILE",
+    "SHIPPED_PRM_DIR",
+    "ImplicitPRMConfig",
+    "PRMArtifacts",
     "PRMTrainConfig",
     "TrainingSet",
     "TrainingSetConfig",
     "TrainingSetStats",
     "build_training_set",
     "check_rows",
+    "evaluate_shipped_on_partition",
     "load_rows",
     "problem_split",
     "read_prm_card",
     "stratified_splits",
+    "train_implicit_prm",
     "train_prm",
+    "verify_shipped_prm",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from prm.scoring.implicit_recipe import check_beta
+from prm.scoring import check_beta
 from prm.training.constants import PRM_HEADS
 from prm.training.rows import LABEL_KINDS
 

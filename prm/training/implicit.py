@@ -22,18 +22,19 @@ from typing import Any
 
 import torch
 
-from prm.evaluation.perturbations import training_negative
-from prm.export.io import atomic_write_text
-from prm.scoring.implicit_recipe import (
+from prm.evaluation import training_negative
+from prm.files import atomic_write_text
+from prm.scoring import (
     IMPLICIT_CONFIG_FILE,
     IMPLICIT_LABELS,
     REFERENCE_TOKENIZER_KEY,
     check_beta,
+    encode_solution,
     model_tokenizer_digest,
+    token_log_ratios,
+    token_logprobs,
     tokenizer_digest,
 )
-from prm.scoring.implicit_scorer import token_log_ratios
-from prm.scoring.reading import encode_solution, token_logprobs
 
 log = logging.getLogger(__name__)
 

@@ -16,14 +16,17 @@ from typing import Any
 
 import torch
 
-from prm.evaluation.metrics import roc_auc
-from prm.export.encodable import dumps_strict
-from prm.export.io import atomic_write_text
+from prm.evaluation import roc_auc
+from prm.files import atomic_write_text, dumps_strict
 from prm.format import CONVENTION_FILE
-from prm.scoring.base import context_of
-from prm.scoring.implicit_recipe import IMPLICIT_CONFIG_FILE, read_recipe
-from prm.scoring.implicit_scorer import implicit_step_readings, implicit_step_rewards
-from prm.scoring.reading import encode_solution
+from prm.scoring import (
+    IMPLICIT_CONFIG_FILE,
+    context_of,
+    encode_solution,
+    implicit_step_readings,
+    implicit_step_rewards,
+    read_recipe,
+)
 from prm.training.config import PRMTrainConfig
 from prm.training.constants import CARD_FILE, OOD_MARGIN, OOD_QUANTILE, OOD_ROWS, SOFT_THRESHOLD
 from prm.training.implicit import Fitted, ImplicitPRMConfig, fit_implicit, save_implicit

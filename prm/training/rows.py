@@ -13,8 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from prm.export.encodable import lone_surrogate_at
-from prm.export.io import read_jsonl_lines
+from prm.files import lone_surrogate_at, read_jsonl_lines
 from prm.training.constants import SOFT_THRESHOLD, SPLITS
 
 LABEL_KINDS = ("hard", "soft")
@@ -135,7 +134,7 @@ def _check_encodable(text: str, what: str) -> None:
         raise ValueError(f"{what} holds a lone surrogate {text[at]!r} at character {at}, which no tokenizer can "
                          "encode (it is half of a UTF-16 pair, usually from bytes decoded with 'surrogateescape' "
                          "or a JSON '\\ud800' escape); fix the text where it was decoded, or replace it with "
-                         "U+FFFD (prm.export.encodable.utf8_rows)")
+                         "U+FFFD (prm.files.encodable.utf8_rows)")
 
 
 def class_counts(rows: Iterable[Mapping[str, Any]]) -> tuple[int, int]:

@@ -19,15 +19,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prm.datagen.solutions import sample_solution_rows
+from prm.datagen import sample_solution_rows
+from prm.evaluation import CONSTANT, heldout_solutions, split_test_sets
 from prm.evaluation.folder import evaluate_folder
-from prm.evaluation.heldout import heldout_solutions, split_test_sets
-from prm.evaluation.prm_eval import CONSTANT
-from prm.generation import GenerationConfig, make_backend
-from prm.generation.constants import SOLUTION_MAX_TOKENS
-from prm.models import model_version, prompter_for
-from prm.models.constants import ARITH_POLICY_NAME
-from prm.policy.card import weight_digests
+from prm.generation import SOLUTION_MAX_TOKENS, GenerationConfig, make_backend
+from prm.models import ARITH_POLICY_NAME, model_version, prompter_for
+from prm.policy import weight_digests
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
 from prm.training.config import PRMTrainConfig
 from prm.training.data import TrainingSetConfig, build_training_set

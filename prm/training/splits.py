@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from prm.datagen.synthetic import policy_written_sql
+from prm.datagen import policy_written_sql
 from prm.training.constants import SPLITS
-from warehouse.db import source_clause
+from warehouse import source_clause
 
 if TYPE_CHECKING:
-    from prm.training.data import TrainingSetConfig
+    from prm.training.set_config import TrainingSetConfig
 
 # Per problem, which outcomes its gradable, model-written solutions with exact truth have (what evaluation reads).
 _OUTCOMES_SQL = f"""
@@ -52,7 +52,7 @@ def problem_hash(problem_id: str, config: TrainingSetConfig) -> float:
 def problem_split(problem_id: str, n_gold_steps: int | None, config: TrainingSetConfig) -> str:
     """The hash split of one problem: a pure function of the id (and, easy-to-hard, its gold step count).
 
-    >>> from prm.training.data import TrainingSetConfig
+    >>> from prm.training.set_config import TrainingSetConfig
     >>> cfg = TrainingSetConfig(method="truth", train_max_steps=3)
     >>> problem_split("p1", 5, cfg)
     'test'
@@ -86,7 +86,7 @@ def stratify(problems: list[Mapping[str, Any]], config: TrainingSetConfig) -> Pr
     """The split map for ``problems`` (mappings with ``problem_id``, ``n_gold_steps``, ``has_wrong``,
     ``has_right``); see the module docstring.
 
-    >>> from prm.training.data import TrainingSetConfig
+    >>> from prm.training.set_config import TrainingSetConfig
     >>> cfg = TrainingSetConfig(method="truth", val_share=0.25, test_share=0.25)
     >>> rows = [{"problem_id": f"p{i}", "n_gold_steps": 3, "has_wrong": i % 2 == 0, "has_right": True}
     ...         for i in range(12)]

@@ -32,11 +32,10 @@ import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments, set_seed
 from transformers.trainer_utils import get_last_checkpoint
 
-from prm.evaluation.metrics import roc_auc
-from prm.export.encodable import dumps_strict
-from prm.export.io import atomic_write_text
+from prm.evaluation import roc_auc
+from prm.files import atomic_write_text, dumps_strict
 from prm.format import ContextOverflowError
-from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE
+from prm.scoring import IMPLICIT_CONFIG_FILE
 from prm.training.config import PRMTrainConfig
 from prm.training.constants import CARD_FILE, CHECKPOINT_DIR, CONVENTION_NAME, IGNORE_INDEX, META_FILE, SPLITS
 from prm.training.data import TrainingSet

@@ -8,10 +8,9 @@ import dagster as dg
 import pyarrow as pa
 import pytest
 
-from assets.checks import CHECKS
 from assets.partitions import partition_key, register_sources
 from assets.problems import problems
-from pipelines.definitions import defs
+from pipelines.definitions import CHECKS, defs
 from warehouse import connect
 
 TINY = {"ops": {"problems": {"config": {"n_ops": [2, 3], "per_level": 3}}}}  # 6 problems per partition

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from prm.datagen.partition import solutions_to_label
 from prm.datagen.solutions import solution_rows
+from prm.datagen.stored_solutions import solutions_to_label
 from prm.format import (
     Prompter,
     StepTagConvention,

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
+from tests.verifiers.calculator_sample import CORRECT_KINDS, SLIP_KINDS, calculator_lines, score_sample
 from verifiers import check_arithmetic_step, check_steps
-from verifiers.calculator_sample import CORRECT_KINDS, SLIP_KINDS, calculator_lines, score_sample
 
 
 @pytest.mark.parametrize(
@@ -93,7 +93,7 @@ def test_step_table(step: str | None, status: str) -> None:
 
 
 def test_seeded_calculator_sample_meets_the_targets() -> None:
-    """Issue 10's targets on the seeded sample of verifiers.calculator_sample: <= 0.2% false alarms on
+    """Issue 10's targets on the seeded sample of tests/verifiers/calculator_sample.py: <= 0.2% false alarms on
     correct lines (float renderings included), >= 90% of slips caught."""
     lines = calculator_lines(n_correct=1_500, n_slips=300, seed=0)
     assert Counter(ln.kind for ln in lines if ln.correct).keys() == set(CORRECT_KINDS)

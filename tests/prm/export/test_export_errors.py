@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from prm.export import read_math_shepherd, read_trl_stepwise, write_math_shepherd
-from prm.export.io import read_jsonl
+from prm.files import read_jsonl
 from prm.training.rows import load_rows
 
 ROW = {"prompt": "2+3 =", "completions": ["2+3 = 5", "Answer: 5"], "labels": [True, True]}

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from prm.datagen.partition import policy_solutions
+from prm.datagen.stored_solutions import policy_solutions
 from prm.labeling.consensus import ConsensusConfig, apply_policy, collect_verdicts
 from prm.labeling.partition import consensus_partition, current_labels, label_progress_partition
 from prm.labeling.progress import ProgressConfig, progress_labels

@@ -19,9 +19,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from prm.reward_server.app import RewardEngine, ServerConfig, ServerThread, create_app
+from prm.reward_server.http_limits import HttpLimits
 from prm.rewards.config import RewardConfig
-from prm.rewards.http_limits import HttpLimits
-from prm.rewards.server import RewardEngine, ServerConfig, ServerThread, create_app
 from prm.scoring import load_prm
 from tests.prm.rewards.test_server_limits import GOOD, GUARD_S, _connections, _read_to_close, _serve_watched, _until
 

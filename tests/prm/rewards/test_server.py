@@ -23,9 +23,9 @@ import httpx
 import pytest
 
 from prm.format import segment
-from prm.rewards.batching import BatchingConfig
+from prm.reward_server.app import RewardEngine, ServerConfig, ServerThread, create_app
+from prm.reward_server.batching import BatchingConfig
 from prm.rewards.config import RewardConfig
-from prm.rewards.server import RewardEngine, ServerConfig, ServerThread, create_app
 from prm.rewards.shaping import reward_for
 from prm.scoring import ScorerConfig, load_prm
 from tests.tiny_models import TinyModels
@@ -193,7 +193,7 @@ def test_ten_thousand_steps_get_a_defined_reward_and_a_logged_error(served, capl
     completion = "\n".join(f"{i}+1 = {i + 1}" for i in range(10_000)) + "\nAnswer: 10000"
     n_steps = len(segment(completion))  # segment makes the lines past its piece limit one last step
     assert n_steps > engine.config.max_steps
-    with caplog.at_level(logging.WARNING, logger="prm.rewards.server"):
+    with caplog.at_level(logging.WARNING, logger="prm.reward_server.app"):
         r = client.post("/get_reward", json={"query": [PROBLEM + completion], "prompts": [PROBLEM],
                                              "labels": ["10000"]})
     assert r.status_code == 200, r.text
@@ -257,7 +257,7 @@ def test_a_scoring_error_becomes_the_no_step_reward_and_spares_the_batch(tiny_pr
     engine = RewardEngine(lambda: _Flaky(load_prm(tiny_prm)), config)
     server = _serve(engine)
     try:
-        with caplog.at_level(logging.ERROR, logger="prm.rewards.server"), httpx.Client(base_url=server.url) as c:
+        with caplog.at_level(logging.ERROR, logger="prm.reward_server.app"), httpx.Client(base_url=server.url) as c:
             r = c.post("/get_reward", json={"query": ["q" + GOOD, "boom" + GOOD], "prompts": ["q", "boom"]})
         assert r.status_code == 200, r.text
         body = r.json()
@@ -365,14 +365,14 @@ def test_concurrent_requests_share_forward_passes_and_match_serial_scores(tiny_p
 # ---- the CLI ------------------------------------------------------------------------------------------------
 def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
-    return subprocess.run([sys.executable, "-m", "prm.rewards.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "prm.reward_server.cli", *args], capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=PROJECT_ROOT)
 
 
 def test_every_cli_command_is_documented_with_an_example():
     from click.testing import CliRunner
 
-    from prm.rewards.cli import main
+    from prm.reward_server.cli import main
 
     runner = CliRunner()
     assert "Example:" in runner.invoke(main, ["--help"]).output
@@ -388,7 +388,7 @@ def test_every_cli_command_is_documented_with_an_example():
 def test_cli_errors_are_one_line_and_exit_1(tmp_path, args, match):
     from click.testing import CliRunner
 
-    from prm.rewards.cli import main
+    from prm.reward_server.cli import main
 
     (tmp_path / "config.json").write_text("{}")
     full = ["serve", "--model", str(tmp_path), *args] if args[0] != "--model" else ["serve", *args]
@@ -402,7 +402,7 @@ def test_cli_serve_answers_openrlhf_over_http(tiny_prm):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "prm.rewards.cli", "serve", "--model", str(tiny_prm),
+    proc = subprocess.Popen([sys.executable, "-m", "prm.reward_server.cli", "serve", "--model", str(tiny_prm),
                              "--shaping", "min", "--outcome-weight", "0", "--host", "127.0.0.1", "--port", str(port),
                              "--threads", "1", "--log-level", "warning"],
                             cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from prm.rewards.batching import BatchingConfig, DynamicBatcher
+from prm.reward_server.batching import BatchingConfig, DynamicBatcher
 
 GUARD_S = 60  # a result not there by then is a hang (a batch that never closes), never a slow machine
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from prm.reward_server.app import RewardEngine, ServerConfig, ServerThread, create_app
 from prm.rewards.config import RewardConfig
-from prm.rewards.server import RewardEngine, ServerConfig, ServerThread, create_app
 from prm.scoring import load_prm
 
 GOOD = "3+4 = 7\n7+2 = 9\nAnswer: 9"
@@ -61,7 +61,7 @@ def _serve(engine: RewardEngine) -> ServerThread:
 
 
 def _serve_watched(tiny_prm: Path, **limits) -> tuple[ServerThread, RewardEngine, Watched]:
-    from prm.rewards.http_limits import HttpLimits
+    from prm.reward_server.http_limits import HttpLimits
 
     made: list[Watched] = []
 
@@ -109,7 +109,7 @@ def test_an_oversized_header_gets_431_or_a_closed_connection(watched):
 
 
 def _limited(tiny_prm: Path, **limits):
-    from prm.rewards.http_limits import HttpLimits
+    from prm.reward_server.http_limits import HttpLimits
 
     config = ServerConfig(reward=RewardConfig(outcome_weight=0), http=HttpLimits(**limits))
     return _serve(RewardEngine(lambda: load_prm(tiny_prm), config))

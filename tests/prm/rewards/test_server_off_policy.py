@@ -7,8 +7,8 @@ import httpx
 import pytest
 
 from prm.models.constants import ARITH_POLICY_NAME
+from prm.reward_server.app import RewardEngine, ServerConfig, ServerThread, create_app
 from prm.rewards import RewardConfig
-from prm.rewards.server import RewardEngine, ServerConfig, ServerThread, create_app
 from prm.scoring import load_prm
 from prm.training import PRMTrainConfig, train_prm
 from tests.prm.training.test_off_policy import LONG_RANDOM, QUESTION, arithmetic_rows

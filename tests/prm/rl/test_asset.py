@@ -9,8 +9,8 @@ import dagster as dg
 import pytest
 
 import assets.rl as rl_asset
-from assets.checks import CHECKS
 from assets.resources import WarehouseResource
+from pipelines.definitions import CHECKS
 from prm.models.constants import MODEL_CACHE_ENV
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
 from warehouse import Warehouse

@@ -103,7 +103,7 @@ def test_the_reward_server_serves_with_the_vllm_engine(folders: dict[str, Path],
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    cmd = [sys.executable, "-m", "prm.rewards.cli", "serve", "--model", str(folder), "--engine", "vllm",
+    cmd = [sys.executable, "-m", "prm.reward_server.cli", "serve", "--model", str(folder), "--engine", "vllm",
            "--outcome-weight", "0", "--device", "cpu", "--dtype", "float32", "--port", str(port),
            "--log-level", "warning"]
     log = tmp_path / "server.log"

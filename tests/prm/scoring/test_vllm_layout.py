@@ -65,7 +65,7 @@ def test_engine_vllm_without_vllm_says_how_to_install_it(prm_folders, monkeypatc
 def test_the_reward_server_without_vllm_refuses_in_one_line(prm_folders, monkeypatch):
     from click.testing import CliRunner
 
-    from prm.rewards.cli import main
+    from prm.reward_server.cli import main
 
     monkeypatch.setitem(sys.modules, "vllm", None)
     result = CliRunner().invoke(main, ["serve", "--model", str(prm_folders["prm-pipeline"]), "--engine", "vllm"])

@@ -24,7 +24,8 @@ def test_tiny_run_ends_with_budgets_and_every_method(tiny_prm: Path) -> None:
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["budgets"] == [100, 200]
     got = {(m["method"], m["budget"]) for m in result["methods"]}
-    assert got == {(k, b) for k in ("best_of_n", "majority_vote", "beam_search", "dvts") for b in (100, 200)}
+    methods = ("best_of_n", "weighted_vote", "majority_vote", "beam_search", "dvts")
+    assert got == {(k, b) for k in methods for b in (100, 200)}
     for m in result["methods"]:
         low, high = m["accuracy_ci"]
         assert 0 <= low <= m["accuracy"] <= high <= 1 and m["generated_tokens"] > 0

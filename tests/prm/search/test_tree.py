@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from prm.search import SearchConfig, beam_search, best_of_n, dvts, majority_vote, run_search
+from prm.search import SearchConfig, beam_search, best_of_n, dvts, majority_vote, run_search, weighted_vote
 from tests.prm.search.scripted import NAN, ScriptedExpander, ScriptedPRM, prompter
 
 # Three steps, each with one good option among four; the PRM knows which. The answer line follows step 3.
@@ -96,6 +96,20 @@ def test_majority_vote_takes_the_common_answer() -> None:
     expander = ScriptedExpander(step_fn, lambda q, j: f"1+1 = 2\nAnswer: {answers[j]}")
     r = majority_vote(["Q"], prompter, expander, None, SearchConfig(n=5, m=5))[0]
     assert r.answer == "5" and r.candidates == 5
+
+
+def test_weighted_vote_outvotes_the_majority_when_the_prm_trusts_the_minority() -> None:
+    # Three "5"s the PRM scores 0.1 against two "3"s it scores 0.9: the weighted vote says 3 (1.8 > 0.3),
+    # majority vote says 5 and best-of-N takes one of the 3s too; all three read the same samples.
+    answers = ["3", "5", "5", "3", "5"]
+    expander = ScriptedExpander(step_fn, lambda q, j: f"{'good' if answers[j] == '3' else 'bad'}\nAnswer: {answers[j]}")
+    prm = ScriptedPRM({"good": 0.9, "bad": 0.1})
+    config = SearchConfig(n=5, m=5)
+    assert weighted_vote(["Q"], prompter, expander, prm, config)[0].answer == "3"
+    assert majority_vote(["Q"], prompter, expander, prm, config)[0].answer == "5"
+    low = ScriptedPRM({"good": 0.3, "bad": 0.25})  # 0.6 for "3" against 0.75 for "5": the weight of numbers wins
+    assert weighted_vote(["Q"], prompter, expander, low, config)[0].answer == "5"
+    assert best_of_n(["Q"], prompter, expander, low, config)[0].answer == "3"
 
 
 def test_an_expansion_with_no_step_finishes_the_beam_without_a_crash() -> None:

@@ -10,7 +10,7 @@
   uvicorn after ``timeout_keep_alive`` (5 s);
 * at ``max_connections`` open connections, one more makes room by closing a connection that has not sent a
   whole request, from the peer address holding the most connections, the longest waiting first
-  (:mod:`prm.rewards.connection_share`); it is itself closed on arrival only when every connection holds a request
+  (:mod:`prm.reward_server.connection_share`); it is itself closed on arrival only when every connection holds a request
   in service. Half-open connections cannot use up the process's file descriptors, nor can one client's flood of
   them lock honest clients out.
 
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from prm.rewards.connection_share import ConnectionShare
-from prm.rewards.constants import FD_HEADROOM
+from prm.reward_server.connection_share import ConnectionShare
+from prm.reward_server.constants import FD_HEADROOM
 
 __all__ = ["BodyLimit", "ByteBudget", "HttpLimits", "uvicorn_config"]
 

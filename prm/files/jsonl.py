@@ -1,47 +1,20 @@
-"""Atomic file writes: a reader sees the old export or the new one, never half of one."""
+"""JSONL files: one strict JSON object per line, written atomically, read back with errors that name the line."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
-import tempfile
-import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from prm.export.encodable import dumps_strict, utf8_rows
-
-
-def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]) -> Path:
-    """Call ``write`` on a temp file beside ``path``, fsync it, then ``os.replace`` it into place: the one atomic
-    file writer (text, JSON, plots)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically."""
-    data = text.encode("utf-8")
-    return atomic_write(path, lambda f: f.write(data))
+from prm.files.atomic import atomic_write_text
+from prm.files.encodable import dumps_strict, utf8_rows
 
 
 def write_jsonl(rows: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
     """One JSON object per line (UTF-8, ``ensure_ascii=False`` so ``ки`` stays readable), written atomically;
-    strict JSON: lone surrogates become U+FFFD and NaN or infinities null (:mod:`prm.export.encodable`)."""
+    strict JSON: lone surrogates become U+FFFD and NaN or infinities null (:mod:`prm.files.encodable`)."""
     lines = [dumps_strict(row) + "\n" for row in utf8_rows(rows, f"{path} rows")]
     return atomic_write_text(path, "".join(lines))
 
@@ -91,24 +64,3 @@ def read_jsonl_lines(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """The objects of a JSONL file; an error names the line that does not parse or is not an object."""
     return [row for _, row in read_jsonl_lines(path)]
-
-
-def atomic_write_dir(folder: str | Path, build: Callable[[Path], None]) -> Path:
-    """Fill a temp folder beside ``folder`` with ``build``, then swap it in.
-
-    POSIX cannot replace a non-empty directory in one step, so the old folder is first renamed aside and
-    removed after the swap: a reader sees the old folder, briefly none, or the new one, never a partial one.
-    """
-    folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        build(tmp)
-        old = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:8]}.old")
-        if folder.exists():
-            os.replace(folder, old)
-        os.replace(tmp, folder)
-        shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return folder

@@ -1,4 +1,4 @@
-"""``prm-reward``: serve a PRM folder as an RL reward over HTTP (see :mod:`prm.rewards.server`)."""
+"""``prm-reward``: serve a PRM folder as an RL reward over HTTP (see :mod:`prm.reward_server.app`)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,10 @@ from pathlib import Path
 
 import click
 
-from prm.rewards.config import SHAPING_NAMES, RewardConfig
-from prm.rewards.constants import (
-    DEFAULT_ETA,
-    DEFAULT_MAX_CHARS_PER_TOKEN,
-    DEFAULT_OUTCOME_WEIGHT,
-    DEFAULT_PACE,
-    DEFAULT_TEMPERATURE,
-)
-from prm.rewards.http_limits import HttpLimits
-from prm.scoring.config import ENGINES
+from prm.reward_server.constants import DEFAULT_MAX_CHARS_PER_TOKEN, DEFAULT_PACE
+from prm.reward_server.http_limits import HttpLimits
+from prm.rewards import DEFAULT_ETA, DEFAULT_OUTCOME_WEIGHT, DEFAULT_TEMPERATURE, SHAPING_NAMES, RewardConfig
+from prm.scoring import ENGINES
 
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("auto", "float32", "bfloat16", "float16")  # prm.scoring.scorer.DTYPES, without importing torch for --help
@@ -53,10 +47,10 @@ def server_dtype(dtype: str, device: str) -> str:
     if dtype != "auto":
         return dtype
     if device.startswith("cuda"):
-        from prm.scoring.config import cuda_bf16, resolve_dtype
+        from prm.scoring import cuda_bf16, resolve_dtype
 
         return resolve_dtype("auto", device, cuda_bf16(device))
-    from prm.generation.engine_device import cpu_has_native_bf16
+    from prm.generation import cpu_has_native_bf16
 
     return "bfloat16" if cpu_has_native_bf16() else "float32"
 
@@ -130,14 +124,14 @@ def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: flo
         _fail(f"no PRM folder at {model_dir} (no config.json)",
               "pass --model DIR, a folder prm.training.train_prm wrote or a downloaded PRM")
     if engine == "vllm":
-        from prm.scoring.vllm_scorer import vllm_installed
+        from prm.scoring import vllm_installed
 
         if not vllm_installed():
             _fail(f"--engine vllm needs the vllm package, which {sys.executable} lacks",
                   "install it (make venv; ACCEL=cuda on a GPU box) or serve with --engine transformers")
     try:
-        from prm.rewards.batching import BatchingConfig
-        from prm.rewards.server import ServerConfig
+        from prm.reward_server.app import ServerConfig
+        from prm.reward_server.batching import BatchingConfig
 
         reward = RewardConfig(shaping=shaping, outcome_weight=outcome_weight, temperature=temperature, eta=eta,
                               prof_filter=prof_filter)
@@ -174,8 +168,8 @@ def run_server(model_dir: Path, config, scorer_config, *, host: str, port: int, 
     """Build the app over ``model_dir`` and serve it with uvicorn in this thread (the model loads meanwhile)."""
     import uvicorn
 
-    from prm.rewards.http_limits import uvicorn_config
-    from prm.rewards.server import RewardEngine, create_app
+    from prm.reward_server.app import RewardEngine, create_app
+    from prm.reward_server.http_limits import uvicorn_config
     from prm.scoring import load_prm
 
     engine = RewardEngine(lambda: load_prm(model_dir, scorer_config), config)

@@ -26,10 +26,10 @@ Endpoints (all JSON; request-level problems are a 4xx with a ``detail`` message,
 
 Rewards are computed by :class:`prm.rewards.rewarder.Rewarder`, the code the TRL/verl/OpenRLHF adapters
 run, so the server and the adapters agree. Each sample runs in a thread of its own; its PRM forward passes
-go through one worker thread (:class:`~prm.rewards.batching.DynamicBatcher`), where concurrent samples
+go through one worker thread (:class:`~prm.reward_server.batching.DynamicBatcher`), where concurrent samples
 share them, and the event loop stays free for parsing and health checks.
 
-A hostile or broken client costs the others little: :mod:`prm.rewards.http_limits` bounds what it may send
+A hostile or broken client costs the others little: :mod:`prm.reward_server.http_limits` bounds what it may send
 and hold (body, headers, time to send, connections, bodies in service); a completion past the PRM's context
 is fitted in its own thread and never fails a batch; and a sample's reply waits ``ServerConfig.pace`` times
 what it cost, so padding costs its sender time instead of costing everyone throughput.
@@ -54,15 +54,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
 from prm.format import ContextOverflowError
+from prm.reward_server.batching import BatchingConfig, DynamicBatcher
+from prm.reward_server.constants import DEFAULT_MAX_CHARS_PER_TOKEN, DEFAULT_PACE
+from prm.reward_server.http_limits import BodyLimit, ByteBudget, HttpLimits, uvicorn_config
+from prm.rewards import RewardConfig, Rewarder, ScoredCompletion, outcome_rewards
 from prm.rewards.adapters.messages import problem_text
 from prm.rewards.adapters.openrlhf import remote_payload
-from prm.rewards.batching import BatchingConfig, DynamicBatcher
-from prm.rewards.config import RewardConfig
-from prm.rewards.constants import DEFAULT_MAX_CHARS_PER_TOKEN, DEFAULT_PACE
-from prm.rewards.http_limits import BodyLimit, ByteBudget, HttpLimits, uvicorn_config
-from prm.rewards.outcome import outcome_rewards
-from prm.rewards.rewarder import Rewarder, ScoredCompletion
-from prm.scoring.implicit_scorer import StepAssessment, assess_batch
+from prm.scoring import StepAssessment, assess_batch
 
 __all__ = ["RewardEngine", "SampleResult", "ServerConfig", "ServerThread", "create_app"]
 
@@ -470,7 +468,7 @@ class ServerThread:
     """uvicorn serving ``app`` in a daemon thread on a socket bound here (port 0 picks a free one).
 
     For tests and benchmarks; the CLI runs uvicorn in the main thread. Both apply the app's HTTP limits
-    (:func:`~prm.rewards.http_limits.uvicorn_config`).
+    (:func:`~prm.reward_server.http_limits.uvicorn_config`).
     """
 
     def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning") -> None:

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from prm.export.io import json_kind
+from prm.files import json_kind
 from prm.format import CONVENTION_FILE, CONVENTIONS, StepTagConvention
 
 # The keys a convention file must hold (good_token / bad_token only for an lm_tokens head).

@@ -1,0 +1,147 @@
+"""Package APIs as contracts: a module imports another package only through that package's ``__init__``.
+
+A *unit* is one library package whose ``__init__`` is its API: each subpackage of ``prm`` (``prm.export``,
+``prm.scoring``, ...), ``verifiers`` and ``warehouse``. An import from any module of the project (``assets`` and
+``pipelines`` included) into a module of another unit (``prm.evaluation.metrics`` rather than ``prm.evaluation``)
+reaches past the API and breaks the ``package_api`` contract, unless it is one of the contract's named exceptions.
+Registered in pyproject.toml (``[tool.importlinter] contract_types``).
+
+``python -m tests.contracts.import_contracts`` prints how many cross-package imports there are (one per importing
+module and imported module, ``TYPE_CHECKING`` imports included) and how many reach past an ``__init__``;
+``--units`` names other units, e.g. ``--units 'prm.*' verifiers warehouse assets`` counts ``pipelines`` importing
+asset modules too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import grimp
+from importlinter import Contract, ContractCheck, fields, output
+from importlinter.application import contract_utils
+
+ROOTS = ("prm", "verifiers", "warehouse", "assets", "pipelines")
+UNITS = ("prm.*", "verifiers", "warehouse")  # "x.*": every direct subpackage of x
+
+
+@dataclass(frozen=True)
+class CrossImport:
+    """One import of a module of another unit: who imports what, and on which lines."""
+
+    importer: str
+    imported: str
+    unit: str  # the imported module's unit
+    lines: tuple[int, ...]
+
+    @property
+    def deep(self) -> bool:
+        """True when the import reaches past the unit's ``__init__`` into one of its modules."""
+        return self.imported != self.unit
+
+
+def expand_units(graph: grimp.ImportGraph, patterns: Iterable[str]) -> list[str]:
+    """The units named by ``patterns``: a package name, or ``pkg.*`` for each direct subpackage of ``pkg``."""
+    units: list[str] = []
+    for pattern in patterns:
+        if pattern.endswith(".*"):
+            parent = pattern[:-2]
+            units += sorted(m for m in graph.find_children(parent) if graph.find_children(m) or _is_package(m))
+        else:
+            units.append(pattern)
+    return sorted(units, key=len, reverse=True)  # the longest (innermost) unit wins
+
+
+def _is_package(module: str) -> bool:
+    spec = __import__("importlib.util").util.find_spec(module)
+    return bool(spec and spec.submodule_search_locations)
+
+
+def unit_of(module: str, units: list[str]) -> str | None:
+    """The unit ``module`` belongs to (``units`` longest first), or None for modules outside every unit."""
+    return next((u for u in units if module == u or module.startswith(u + ".")), None)
+
+
+def cross_imports(graph: grimp.ImportGraph, units: list[str]) -> list[CrossImport]:
+    """Every direct import from a module of one unit to a module of another, sorted."""
+    found: list[CrossImport] = []
+    for importer in sorted(graph.modules):
+        source = unit_of(importer, units) or importer.split(".")[0]  # assets, pipelines: importers only
+        for imported in sorted(graph.find_modules_directly_imported_by(importer)):
+            target = unit_of(imported, units)
+            if target is None or target == source:
+                continue
+            details = graph.get_import_details(importer=importer, imported=imported)
+            lines = tuple(sorted({d["line_number"] for d in details}))
+            found.append(CrossImport(importer, imported, target, lines))
+    return found
+
+
+class PackageApiContract(Contract):
+    """Each unit is imported by other units only through its ``__init__``.
+
+    Configuration options:
+        - units: the packages whose ``__init__`` is the API (``pkg.*`` for each direct subpackage of ``pkg``).
+        - ignore_imports: named exceptions (import expressions, ``*`` and ``**`` allowed). (Optional.)
+    """
+
+    type_name = "package_api"
+
+    units = fields.ListField(subfield=fields.StringField())
+    ignore_imports = fields.SetField(subfield=fields.ImportExpressionField(), required=False)
+    unmatched_ignore_imports_alerting = fields.EnumField(
+        contract_utils.AlertLevel, default=contract_utils.AlertLevel.ERROR
+    )
+
+    def check(self, graph: grimp.ImportGraph, verbose: bool) -> ContractCheck:
+        warnings = contract_utils.remove_ignored_imports(
+            graph=graph,
+            ignore_imports=self.ignore_imports,  # type: ignore[arg-type]
+            unmatched_alerting=self.unmatched_ignore_imports_alerting,  # type: ignore[arg-type]
+        )
+        units = expand_units(graph, self.units)  # type: ignore[arg-type]
+        deep = [c for c in cross_imports(graph, units) if c.deep]
+        return ContractCheck(kept=not deep, warnings=warnings, metadata={"deep": deep})
+
+    def render_broken_contract(self, check: ContractCheck) -> None:
+        for c in check.metadata["deep"]:
+            output.print_error(f"{c.importer} -> {c.imported} (l. {', '.join(map(str, c.lines))}): "
+                               f"import it from {c.unit} (add the name to {c.unit}.__all__)", bold=False)
+            output.new_line()
+
+
+def count(root: Path, roots: Iterable[str] = ROOTS, patterns: Iterable[str] = UNITS) -> dict[str, object]:
+    """Cross-package imports under ``root`` and the share that reaches past an ``__init__``."""
+    sys.path.insert(0, str(root))
+    graph = grimp.build_graph(*roots, cache_dir=None)
+    found = cross_imports(graph, expand_units(graph, patterns))
+    deep = [c for c in found if c.deep]
+    by_unit: dict[str, list[int]] = {}
+    for c in found:
+        by_unit.setdefault(c.unit, [0, 0])[c.deep] += 1
+    return {"cross_package_imports": len(found), "past_init": len(deep),
+            "share_past_init": round(len(deep) / max(len(found), 1), 3),
+            "by_unit": {u: {"through_init": a, "past_init": b} for u, (a, b) in sorted(by_unit.items())},
+            "past_init_list": [f"{c.importer} -> {c.imported}" for c in deep]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the counts as JSON (``--list`` adds every import that reaches past an ``__init__``)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1])
+    parser.add_argument("--units", nargs="+", default=list(UNITS), help="the units (default: %(default)s)")
+    parser.add_argument("--list", action="store_true", help="list every import that reaches past an __init__")
+    args = parser.parse_args(argv)
+    result = count(args.root, patterns=args.units)
+    if not args.list:
+        result.pop("past_init_list")
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
