@@ -13,8 +13,10 @@ measured step at which the arm's held-out accuracy reached the outcome-only arm'
 null when a seed never did; per seed in ``steps_to_outcome_final_per_seed``, with ``steps_to_outcome_final_ci``
 over seeds) and ``hacked_seeds`` (indices, in the order given, of the seeds the hack rule marked,
 prm.rl.curve.hacked_at), and ``curve``: [step, mean accuracy over seeds, lowest, highest] at every step all seeds
-measured. ``--plot PATH`` draws those curves (held-out accuracy against RL step, a band from the lowest to the
-highest seed) for the README.
+measured; for the ``prime`` arms ``online_step_auc_curve``: [step, the online PRM's held-out step AUC, mean over
+seeds]. An arm run on fewer seeds than the others is pooled over its own (``seeds``, ``seed_indices``), and compared
+with outcome-only on the seeds that ran both (``vs_outcome_seeds``). ``--plot PATH`` draws those curves (held-out
+accuracy against RL step, a band from the lowest to the highest seed) for the README.
 """
 
 from __future__ import annotations
@@ -122,29 +124,42 @@ def plot_curves(pooled: dict[str, dict[str, Any]], path: Path) -> Path:
 
 
 def pool(runs: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
-    """Per arm present in every run: pooled accuracies, paired gains, the comparison with outcome-only, the steps
-    to reach outcome-only's final accuracy and the seeds marked hacked."""
-    arms = [a for a in runs[0] if all(a in r for r in runs)]
+    """Per arm, over the runs that hold it (``seed_indices``: their positions in ``runs``): pooled accuracies,
+    paired gains, the comparison with outcome-only on the runs that hold both, the steps to reach outcome-only's
+    final accuracy and the seeds marked hacked (positions in ``runs``)."""
+    arms = list(dict.fromkeys(a for r in runs for a in r))
     out: dict[str, dict[str, Any]] = {}
     for arm in arms:
-        before = [x for r in runs for x in _accuracy(r[arm], "before")]
-        after = [x for r in runs for x in _accuracy(r[arm], "after")]
+        index = [i for i, r in enumerate(runs) if arm in r]
+        held = [runs[i] for i in index]
+        before = [x for r in held for x in _accuracy(r[arm], "before")]
+        after = [x for r in held for x in _accuracy(r[arm], "after")]
         row: dict[str, Any] = {
-            "seeds": len(runs), "problems": len(after),
+            "seeds": len(held), "seed_indices": index, "problems": len(after),
             "acc_before": sum(before) / len(before), "acc_before_ci": bootstrap_mean_ci(before),
             "acc_after": sum(after) / len(after), "acc_after_ci": bootstrap_mean_ci(after),
             "acc_gain": (sum(after) - sum(before)) / len(after), "acc_gain_ci": paired_bootstrap_diff_ci(after, before),
-            "gain_per_seed": [r[arm]["summary"]["acc_after"] - r[arm]["summary"]["acc_before"] for r in runs],
+            "gain_per_seed": [r[arm]["summary"]["acc_after"] - r[arm]["summary"]["acc_before"] for r in held],
         }
-        if arm != OUTCOME and OUTCOME in arms:
-            outcome = [x for r in runs for x in _accuracy(r[OUTCOME], "after")]
-            row["vs_outcome"] = (sum(after) - sum(outcome)) / len(after)
-            row["vs_outcome_ci"] = paired_bootstrap_diff_ci(after, outcome)
+        both = [r for r in held if OUTCOME in r]
+        if arm != OUTCOME and both:
+            mine = [x for r in both for x in _accuracy(r[arm], "after")]
+            outcome = [x for r in both for x in _accuracy(r[OUTCOME], "after")]
+            row["vs_outcome"] = (sum(mine) - sum(outcome)) / len(mine)
+            row["vs_outcome_ci"] = paired_bootstrap_diff_ci(mine, outcome)
+            row["vs_outcome_seeds"] = len(both)
         for name in HACKING:
             for when in ("before", "after"):
-                values = [r[arm]["summary"][f"{name}_{when}"] for r in runs]
+                values = [r[arm]["summary"][f"{name}_{when}"] for r in held]
                 row[f"{name}_{when}"] = sum(values) / len(values)
-        out[arm] = row | efficiency(runs, arm)
+        auc = [{p["step"]: p["online_step_auc"] for p in r[arm].get("heldout_curve") or []
+                if p.get("online_step_auc") is not None} for r in held]
+        if all(auc):  # prime arms: the online PRM's held-out step AUC, mean over seeds at each measured step
+            row["online_step_auc_curve"] = [[step, sum(a[step] for a in auc) / len(auc)]
+                                            for step in sorted(set.intersection(*(set(a) for a in auc)))]
+        found = efficiency(held, arm)
+        found["hacked_seeds"] = [index[i] for i in found["hacked_seeds"]]
+        out[arm] = row | found
     return out
 
 

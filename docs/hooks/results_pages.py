@@ -195,23 +195,22 @@ def _arms_table(arms: dict[str, Any], pooled: bool) -> str:
 
 
 def _rl(logs: Logs) -> str:
-    out = []
-    titles = {"rl_seeds.log": "Pooled over seeds 0 and 1 (classification-head truth PRM)",
-              "rl.log": "Seed 0 (classification-head truth PRM)",
-              "rl_seed1.log": "Seed 1 (classification-head truth PRM)",
-              "rl_lm_truth.log": "Seed 0, LM-head truth PRM", "rl_lm_truth_seed1.log": "Seed 1, LM-head truth PRM",
-              "rl_lm_omegaprm.log": "Seed 0, LM-head OmegaPRM PRM"}
-    for name, objects in logs.items():
-        summary = last_with(objects, "arms")
-        title = titles.get(name, name)
-        if name == "rl_seeds.log" and len(summary.get("runs") or []) != 2:  # a newer pooling than the 2-seed run
-            title = f"Pooled over {len(summary.get('runs') or [])} seeds"
-        out += [f"### {title}", "", f"Log: `benchmarks/results/{name}`.", ""]
-        if summary.get("runs"):
-            out += ["Runs pooled: " + ", ".join(f"`{r}`" for r in summary["runs"]) + ".", ""]
-        if "steps_per_arm" in summary:
-            out += [f"GRPO steps per arm: {num(summary['steps_per_arm'], 0)}.", ""]
-        out += [_arms_table(summary["arms"], pooled=name == "rl_seeds.log"), ""]
+    summary = last_with(logs["rl_seeds.log"], "arms")
+    arms = summary["arms"]
+    runs = summary.get("runs") or []
+    out = ["Runs pooled (one `benchmarks/rl.py --seed S` folder per seed): "
+           + ", ".join(f"`{Path(r).name}`" for r in runs) + ". Arms run on fewer seeds are pooled over their own "
+           "and compared with outcome-only on the seeds that ran both.", "",
+           table(["arm", "seeds", "compared with outcome on"],
+                 [[_ARM_NAMES.get(a, a), num(r.get("seeds"), 0), num(r.get("vs_outcome_seeds"), 0)
+                   if "vs_outcome_seeds" in r else MISSING] for a, r in arms.items()]), "",
+           _arms_table(arms, pooled=True), ""]
+    online = {a: r["online_step_auc_curve"] for a, r in arms.items() if r.get("online_step_auc_curve")}
+    if online:
+        out += ["The online PRM's step AUC on the held-out samples (exact step truth), mean over seeds, as it is "
+                "updated on every batch from outcomes:", "",
+                table(["arm", *[f"step {num(step, 0)}" for step, _ in next(iter(online.values()))]],
+                      [[_ARM_NAMES.get(a, a), *[num(v) for _, v in curve]] for a, curve in online.items()]), ""]
     return "\n".join(out)
 
 
@@ -286,20 +285,42 @@ def _on_off(flag: Any) -> str:
         "on" if flag else "off")
 
 
+def _search_validation(objects: list[dict[str, Any]]) -> list[str]:
+    """The validation runs (problem seed 1): each (aggregation, m)'s accuracy per method, and what was chosen."""
+    runs = [o for o in objects if "methods" in o]
+    methods = list(dict.fromkeys(m["method"] for o in runs for m in o["methods"]))
+    rows = []
+    for o in runs:
+        widths = {m.get("m") for m in o["methods"] if m["method"] in ("beam_search", "dvts")}
+        acc = {meth: [m["accuracy"] for m in o["methods"] if m["method"] == meth] for meth in methods}
+        rows.append([f"`{o.get('aggregation')}`", ", ".join(str(w) for w in sorted(widths)),
+                     *[num(sum(a) / len(a)) if a else MISSING for a in acc.values()]])
+    chosen = [f"{c.get('choose')}: `{c.get('chosen')}`" for c in objects if "chosen" in c]
+    first = runs[0] if runs else {}
+    return [f"Validation: {num(first.get('problems'), 0)} problems of problem seed {first.get('problem_seed')} "
+            f"(never the test problems), seeds {first.get('seeds')}, budgets {first.get('budgets')}; each cell the "
+            f"mean accuracy over the budgets. Aggregation is chosen first on every PRM method, then `m` on beam "
+            f"search and DVTS.", "",
+            table(["aggregation", "m (trees)", *methods], rows), "",
+            "Chosen: " + ("; ".join(chosen) if chosen else MISSING) + "."]
+
+
 def _search(logs: Logs) -> str:
-    summary = last_with(logs["search.log"], "methods")
-    head = (f"{num(summary.get('problems'), 0)} problems per set, seeds {summary.get('seeds')}, aggregation "
-            f"`{summary.get('aggregation')}`, PRM `{Path(str(summary.get('prm'))).name}`, prefix cache "
-            f"{_on_off(summary.get('prefix_cache'))}.")
-    sets = list(dict.fromkeys(m.get("set") for m in summary["methods"]))
-    tokens = summary.get("solution_tokens")
-    out = [head]
-    for name in sets:
-        rows_of_set = [m for m in summary["methods"] if m.get("set") == name]
-        if name is not None:
+    out = []
+    if "search_validation.log" in logs:
+        out += ["### Aggregation and beam width, chosen on validation", "",
+                *_search_validation(logs["search_validation.log"]), ""]
+    for summary in (o for o in logs.get("search_prm.log", []) if "methods" in o):
+        prm = Path(str(summary.get("prm"))).name
+        tokens = summary.get("solution_tokens")
+        for name in dict.fromkeys(m.get("set") for m in summary["methods"]):
+            rows_of_set = [m for m in summary["methods"] if m.get("set") == name]
             ops = (summary.get("sets") or {}).get(name)
-            out += ["", f"### `{name}`" + (f" (operations {ops})" if ops else "")]
-        out += ["", *_search_set(summary, rows_of_set, tokens.get(name) if isinstance(tokens, dict) else tokens)]
+            out += [f"### PRM `{prm}`, set `{name}`" + (f" (operations {ops})" if ops else ""), "",
+                    f"{num(summary.get('problems'), 0)} test problems, seeds {summary.get('seeds')}, aggregation "
+                    f"`{summary.get('aggregation')}`, prefix cache {_on_off(summary.get('prefix_cache'))}, "
+                    f"{num(summary.get('wall_s'), 0)} s.", "",
+                    *_search_set(summary, rows_of_set, tokens.get(name) if isinstance(tokens, dict) else tokens), ""]
     return "\n".join(out)
 
 
@@ -425,27 +446,30 @@ STUDIES: tuple[Study, ...] = (
           "python benchmarks/prm_offpolicy.py",
           "The off-policy perturbation suite: each wrong kind's detection (the perturbed step scored below the "
           "right one), recipes compared on validation, the chosen recipe on the test sets.", _offpolicy),
-    Study("rl-arms", "RL reward arms (GRPO)",
-          ("rl_seeds.log", "rl.log", "rl_seed1.log", "rl_lm_truth.log", "rl_lm_truth_seed1.log",
-           "rl_lm_omegaprm.log"),
-          "python benchmarks/rl.py --seed S --out models/rl/benchmark-seedS; python benchmarks/rl_seeds.py "
-          "models/rl/benchmark-seed{0,1,2} --plot benchmarks/results/rl_seeds.png",
-          "GRPO on the shipped policy, one arm per reward with the same steps; held-out accuracy before and after "
-          "with 95% intervals over held-out problems, per-step error, steps and characters per completion. Logs "
-          "written with held-out curves (`--eval-every`) add the steps each arm took to reach the outcome-only "
-          "arm's final accuracy and the hack mark (steps per completion moved more than 30% while held-out "
-          "accuracy fell, `prm.rl.curve.hacked_at`).", _rl, ("rl_seeds.png",)),
+    Study("rl-arms", "RL reward arms (GRPO)", ("rl_seeds.log",),
+          "python benchmarks/rl.py --prm prm/training/shipped/arith-prm --arms A --seed S --out DIR/seedS; "
+          "python benchmarks/rl_seeds.py DIR/seed0 DIR/seed1 DIR/seed2 --plot benchmarks/results/rl_seeds.png",
+          "GRPO on the shipped policy with the shipped (floored, truth-trained LM-head) PRM, one arm per reward with "
+          "the same 100 steps; held-out accuracy before and after with 95% intervals over (seed, problem), the "
+          "paired difference from outcome-only, per-step error, steps and characters per completion, the steps "
+          "each arm took to reach outcome-only's final accuracy (held-out accuracy every 20 steps) and the hack mark "
+          "(steps per completion moved more than 30% while held-out accuracy fell, `prm.rl.curve.hacked_at`).",
+          _rl, ("rl_seeds.png",)),
     Study("flywheel", "The data flywheel", ("flywheel_seeds.log", "flywheel_seed0.log", "flywheel_seed1.log"),
           "python benchmarks/flywheel.py --seed S; python benchmarks/flywheel_seeds.py (pooling)",
           "Rounds of sample, label, retrain the PRM (fresh vs stale F1) and resume RL, against one long RL run "
           "with the same steps.", _flywheel, ("flywheel.png",)),
-    Study("search", "Test-time search", ("search.log",),
-          "python benchmarks/search.py --problems 24 --budgets 480 960 1920 --seeds 0 1 "
-          "--plot benchmarks/results/search.png",
-          "Best-of-N, majority vote, beam search and DVTS at equal generated-token budgets; accuracy with a 95% "
-          "bootstrap interval over problems and the tokens each method really spent. Logs written since the prefix "
-          "cache add the tokens each method's PRM read, one table per problem set (`--sets`) and each method's "
-          "paired difference from majority vote and from best-of-N.", _search, ("search.png",)),
+    Study("search", "Test-time search", ("search_validation.log", "search_prm.log"),
+          "python benchmarks/search.py --prm DIR --problem-seed 1 --seeds 0 --budgets 240 960 --aggregation A --m M "
+          "(validation); python benchmarks/search.py --prm DIR --seeds 0 1 2 --aggregation A --m M --sets S "
+          "--budgets B1 ... B5 (test)",
+          "Best-of-N, the PRM-weighted vote, majority vote, beam search and DVTS at equal generated-token budgets "
+          "(about 2 to 32 samples' worth), with LM-head PRMs that read the steps (trained on exact step truth and on "
+          "OmegaPRM labels by benchmarks/prm.py, 300 problems per length, the floored default recipe, seed 0). "
+          "Aggregation and beam width are chosen on validation problems; the test tables pool 3 seeds per problem: "
+          "accuracy with a 95% bootstrap interval over problems, the tokens each method generated and ran through "
+          "its PRM, and each method's paired difference from majority vote and from best-of-N.", _search,
+          ("search_truth_in_distribution.png", "search_truth_harder.png")),
     Study("judge", "The LLM judge", ("judge_base.log", "judge.log", "judge_finetuned.log", "judge_train_card.json"),
           "python benchmarks/judge.py --model smollm2-135m-instruct (zero-shot); python benchmarks/judge.py "
           "(the shipped judge)",

@@ -66,24 +66,24 @@ def headline(results: Path, card: Path | None = None) -> str:
                  "seed 0)", ", ".join(f"{ZOE_STEPS.get(name, name)} {num(score)}" for name, score in zoe.items()),
                  f"[`prm_offpolicy_truth_seed0.log`]({LOGS}/prm_offpolicy_truth_seed0.log)"])
     arms = last_with(json_objects(results / "rl_seeds.log"), "arms")["arms"]
-    rows.append([f"GRPO, held-out accuracy gain, {arms['outcome'].get('seeds')} seeds: outcome only / PRM min-form",
-                 f"{with_ci(arms['outcome']['acc_gain'], arms['outcome']['acc_gain_ci'], signed=True)} / "
-                 f"{with_ci(arms['prm_min']['acc_gain'], arms['prm_min']['acc_gain_ci'], signed=True)}",
+    others = [a for a in ("prime", "prm_min", "process") if a in arms and "vs_outcome" in arms[a]]
+    rows.append([f"GRPO with the shipped PRM, held-out accuracy after 100 steps, outcome only "
+                 f"({arms['outcome']['seeds']} seeds), and each PRM arm minus outcome only (paired): "
+                 + ", ".join(f"{a} ({arms[a]['vs_outcome_seeds']} seeds)" for a in others),
+                 f"{with_ci(arms['outcome']['acc_after'], arms['outcome']['acc_after_ci'])}; "
+                 + ", ".join(with_ci(arms[a]["vs_outcome"], arms[a]["vs_outcome_ci"], signed=True) for a in others),
                  f"[`rl_seeds.log`]({LOGS}/rl_seeds.log)"])
-    floor_rl = last_with(json_objects(results / "rl_floor_seed0.log"), "arms")["arms"]
-    rows.append(["GRPO with the shipped (floored) PRM, seed 0: held-out accuracy, outcome only / PRM min-form",
-                 " / ".join(f"{num(floor_rl[a]['acc_before'])} → {num(floor_rl[a]['acc_after'])}, steps per "
-                            f"completion {num(floor_rl[a]['steps_before'], 1)} → {num(floor_rl[a]['steps_after'], 1)}"
-                            for a in ("outcome", "prm_min")),
-                 f"[`rl_floor_seed0.log`]({LOGS}/rl_floor_seed0.log)"])
-    search = last_with(json_objects(results / "search.log"), "methods")
-    top = max(search["budgets"])
-    first_set = search["methods"][0].get("set")  # logs with --sets: the first set's rows (older logs: all)
-    at_top = [m for m in search["methods"] if m["budget"] == top and m.get("set") == first_set]
-    best = max(at_top, key=lambda m: m["accuracy"])
-    rows.append([f"Test-time search at {num(top, 0)} tokens per problem, most accurate method",
-                 f"`{best['method']}` {with_ci(best['accuracy'], best.get('accuracy_ci'), 2)}",
-                 f"[`search.log`]({LOGS}/search.log)"])
+    for summary in json_objects(results / "search_prm.log"):
+        if "methods" not in summary or Path(str(summary.get("prm"))).name != "truth":
+            continue
+        name = summary["methods"][0].get("set")
+        top = max(summary["budgets"])
+        diffs = {d["method"]: d for d in summary["vs_majority"] if d["budget"] == top and d.get("set") == name}
+        rows.append([f"Test-time search with the truth-trained PRM, set `{name}`, {len(summary['seeds'])} seeds: "
+                     f"minus majority vote at {num(top, 0)} tokens per problem, beam search / DVTS",
+                     " / ".join(with_ci(diffs[m]["diff"], diffs[m]["diff_ci"], 2, signed=True)
+                                for m in ("beam_search", "dvts")),
+                     f"[`search_prm.log`]({LOGS}/search_prm.log)"])
     fly = last_with(json_objects(results / "flywheel_seeds.log"), "rounds")
     rows.append(["Flywheel's final policy minus one long RL run (paired)",
                  with_ci(fly["flywheel_minus_single"], fly["flywheel_minus_single_ci"], signed=True),

@@ -110,3 +110,13 @@ def test_seeds_pool_steps_to_outcomes_final_accuracy_and_hacked_seeds():
     assert pooled["prm_min"]["hacked_seeds"] == [0] and pooled["prime"]["hacked_seeds"] == []
     assert {"seeds", "acc_before", "acc_after", "acc_after_ci", "gain_per_seed", "vs_outcome", "vs_outcome_ci"} <= \
         set(pooled["prime"])
+
+
+def test_an_arm_run_on_fewer_seeds_is_pooled_over_its_own_seeds():
+    outcome = [_result(_held(0.4, 9.0)), _result(_held(0.5, 9.0))]
+    hacked = _result(_held(0.2, 3.0), (_p(20, 0.25, 5.0),))
+    runs = [{"outcome": outcome[0].to_dict()}, {"outcome": outcome[1].to_dict(), "process": hacked.to_dict()}]
+    pooled = _rl_seeds().pool(runs)
+    assert pooled["outcome"]["seeds"] == 2 and pooled["process"]["seeds"] == 1
+    assert pooled["process"]["seed_indices"] == [1] and pooled["process"]["hacked_seeds"] == [1]
+    assert pooled["process"]["vs_outcome_seeds"] == 1 and pooled["process"]["vs_outcome"] < 0
