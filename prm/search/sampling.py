@@ -1,7 +1,9 @@
-"""Best-of-N and majority vote: ``n`` full solutions per problem, picked by the PRM or by the most common answer."""
+"""Best-of-N, the PRM-weighted vote and majority vote: ``n`` full solutions per problem, picked by the PRM or by the
+most common answer."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -90,9 +92,15 @@ def weighted_vote(questions: Sequence[str], prompter: Callable[[str], str], expa
     results = []
     for p, question in enumerate(questions):
         beams = scored.beams[p]
-        if beams:
-            votes = [ScoredSolution(str(i), "p", b.scores, None, b.answer) for i, b in enumerate(beams)]
+        # A sample without steps or with a NaN score (overflowed the PRM's context) carries no weight; with no
+        # weighted sample left the vote is the plain majority's.
+        votes = [ScoredSolution(str(i), "p", b.scores, None, b.answer) for i, b in enumerate(beams)
+                 if b.scores and not any(math.isnan(x) for x in b.scores)]
+        if votes:
             best = beams[int(weighted_vote_pick(votes, config.aggregation).solution_id)]
+        elif beams:
+            plain = [ScoredSolution(str(i), "p", (1.0,), None, b.answer) for i, b in enumerate(beams)]
+            best = beams[int(majority_pick(plain).solution_id)]
         else:
             best = Beam()
         results.append(SearchResult("weighted_vote", question, best.completion, best.answer, best.scores,

@@ -112,6 +112,16 @@ def test_weighted_vote_outvotes_the_majority_when_the_prm_trusts_the_minority() 
     assert best_of_n(["Q"], prompter, expander, low, config)[0].answer == "3"
 
 
+def test_weighted_vote_gives_no_weight_to_samples_without_steps_or_with_nan() -> None:
+    # "" has no step, "nanstep" a NaN score: neither may crash the vote or outweigh the one scored sample.
+    texts = ["", "nanstep\nAnswer: 5", "nanstep\nAnswer: 5", "good\nAnswer: 3"]
+    expander = ScriptedExpander(step_fn, lambda q, j: texts[j])
+    prm = ScriptedPRM({"good": 0.2, "nanstep": NAN})
+    assert weighted_vote(["Q"], prompter, expander, prm, SearchConfig(n=4, m=4))[0].answer == "3"
+    only_nan = ScriptedExpander(step_fn, lambda q, j: texts[1 + j % 2])
+    assert weighted_vote(["Q"], prompter, only_nan, prm, SearchConfig(n=2, m=2))[0].answer == "5"  # plain majority
+
+
 def test_an_expansion_with_no_step_finishes_the_beam_without_a_crash() -> None:
     r = beam_search(["Q"], prompter, ScriptedExpander(lambda d, i, j: ""), ScriptedPRM({}), SearchConfig(n=2, m=2))[0]
     assert r.completion == "" and r.answer is None and r.scores == ()
