@@ -96,13 +96,7 @@ def weighted_vote(questions: Sequence[str], prompter: Callable[[str], str], expa
         # weighted sample left the vote is the plain majority's.
         votes = [ScoredSolution(str(i), "p", b.scores, None, b.answer) for i, b in enumerate(beams)
                  if b.scores and not any(math.isnan(x) for x in b.scores)]
-        if votes:
-            best = beams[int(weighted_vote_pick(votes, config.aggregation).solution_id)]
-        elif beams:
-            plain = [ScoredSolution(str(i), "p", (1.0,), None, b.answer) for i, b in enumerate(beams)]
-            best = beams[int(majority_pick(plain).solution_id)]
-        else:
-            best = Beam()
+        best = beams[int(weighted_vote_pick(votes, config.aggregation).solution_id)] if votes else _majority(beams)
         results.append(SearchResult("weighted_vote", question, best.completion, best.answer, best.scores,
                                     scored.spent[p], len(beams), scored.read[p]))
     return results
@@ -116,15 +110,19 @@ def majority_vote(questions: Sequence[str], prompter: Callable[[str], str], expa
     results = []
     for p, question in enumerate(questions):
         beams = [_as_beam(e) for e in samples[p]]
-        if beams:
-            # majority_pick reads only the answers; ScoredSolution insists on a score, so each gets a neutral one.
-            votes = [ScoredSolution(str(i), "p", (1.0,), None, b.answer) for i, b in enumerate(beams)]
-            best = beams[int(majority_pick(votes).solution_id)]
-        else:
-            best = Beam()
+        best = _majority(beams)
         results.append(SearchResult("majority_vote", question, best.completion, best.answer, (), spent[p],
                                     len(beams)))
     return results
+
+
+def _majority(beams: Sequence[Beam]) -> Beam:
+    """The beam with the most common answer (``prm.evaluation.majority_pick``); an empty Beam for none."""
+    if not beams:
+        return Beam()
+    # majority_pick reads only the answers; ScoredSolution insists on a score, so each gets a neutral one.
+    votes = [ScoredSolution(str(i), "p", (1.0,), None, b.answer) for i, b in enumerate(beams)]
+    return beams[int(majority_pick(votes).solution_id)]
 
 
 def _as_beam(expansion: Expansion) -> Beam:
