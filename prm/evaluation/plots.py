@@ -41,14 +41,7 @@ def plot_best_of_n(curve: Sequence[BestOfN], path: str | os.PathLike[str], *, ti
         label = f"PRM {method}" + (" (chosen)" if method == chosen else "") if method in AGGREGATIONS else method
         ax.plot(ns, [b.accuracy[method] for b in points], REFERENCE_STYLE.get(method, "-"), marker="o",
                 label=label, linewidth=2.5 if method == chosen else 1.5)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(ns, [str(n) for n in ns])
-    ax.set_xlabel("N (solutions per problem)")
-    ax.set_ylabel("accuracy")
-    ax.set_ylim(0, 1.02)
-    ax.set_title(f"{title} ({points[-1].n_problems} problems at N={ns[-1]})")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    _finish_n_axes(ax, points, f"{title} ({points[-1].n_problems} problems at N={ns[-1]})", "small")
     return save_png(fig, path)
 
 
@@ -72,15 +65,21 @@ def plot_best_of_n_by_scorer(curves: Mapping[str, Sequence[BestOfN]], path: str 
     ns = [b.n for b in points]
     for method in (MAJORITY, RANDOM, ORACLE):
         ax.plot(ns, [b.accuracy[method] for b in points], REFERENCE_STYLE[method], color="gray", label=method)
+    _finish_n_axes(ax, points, f"{title} ({points[-1].n_problems} problems at N={ns[-1]})", "x-small")
+    return save_png(fig, path)
+
+
+def _finish_n_axes(ax: Any, points: Sequence[BestOfN], title: str, legend_size: str) -> None:
+    """Accuracy against N on a log-2 axis ticked at each N of ``points``."""
+    ns = [b.n for b in points]
     ax.set_xscale("log", base=2)
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.set_xlabel("N (solutions per problem)")
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1.02)
-    ax.set_title(f"{title} ({points[-1].n_problems} problems at N={ns[-1]})")
+    ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="x-small")
-    return save_png(fig, path)
+    ax.legend(loc="lower right", fontsize=legend_size)
 
 
 def plot_label_sources(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], *,

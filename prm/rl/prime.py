@@ -318,7 +318,7 @@ def prime_trainer_class() -> type:
     from accelerate.utils import gather_object
     from trl import GRPOTrainer
 
-    from prm.rl.process_grpo import RecordingRewarder
+    from prm.rl.process_grpo import RecordingRewarder, checked_batch
 
     class PrimeGRPOTrainer(GRPOTrainer):
         def __init__(self, *args: Any, recorder: RecordingRewarder, online: OnlinePRM, **kwargs: Any) -> None:
@@ -330,14 +330,8 @@ def prime_trainer_class() -> type:
 
         def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
             output = super()._generate_and_score_completions(inputs)
-            missing = {"prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "advantages"} - set(output)
-            if missing or output["advantages"].dim() != 1:
-                raise RuntimeError(f"TRL's _generate_and_score_completions changed (missing {sorted(missing)} or "
-                                   "advantages not 1-D); the prime arm is pinned to TRL 1.16")
-            ids, mask = output["completion_ids"], output["completion_mask"]
-            if len(self.recorder.scored) != ids.shape[0]:
-                raise RuntimeError(f"the reward function scored {len(self.recorder.scored)} completions for a batch "
-                                   f"of {ids.shape[0]}; the prime arm needs its recorder behind the reward")
+            ids, mask = checked_batch(output, len(self.recorder.scored), "prime",
+                                      ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "advantages"))
             prompt, prompt_mask = output["prompt_ids"], output["prompt_mask"]
             lengths = mask.sum(dim=1).tolist()
             local = [(prompt[i][prompt_mask[i].bool()].tolist(), ids[i, : int(n)].tolist(),

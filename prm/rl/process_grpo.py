@@ -47,6 +47,21 @@ from prm.rl.process_advantages import (
 logger = logging.getLogger(__name__)
 
 
+def checked_batch(output: dict[str, Any], scored: int, arm: str,
+                  keys: tuple[str, ...] = ("completion_ids", "completion_mask", "advantages")) -> tuple[Any, Any]:
+    """``(completion_ids, completion_mask)`` of TRL's scored batch, after checking it holds ``keys`` and 1-D
+    advantages (the layout this arm is pinned to) and that the recorder saw ``scored`` = one per completion."""
+    missing = set(keys) - set(output)
+    if missing or output["advantages"].dim() != 1:
+        raise RuntimeError(f"TRL's _generate_and_score_completions changed (missing {sorted(missing)} or "
+                           f"advantages not 1-D); the {arm} arm is pinned to TRL 1.16")
+    ids, mask = output["completion_ids"], output["completion_mask"]
+    if scored != ids.shape[0]:
+        raise RuntimeError(f"the reward function scored {scored} completions for a batch of {ids.shape[0]}; the "
+                           f"{arm} arm needs its recorder behind the reward")
+    return ids, mask
+
+
 @dataclass(frozen=True)
 class ProcessConfig:
     """How the process arm mixes its advantages.
@@ -178,14 +193,7 @@ def process_trainer_class() -> type:
 
         def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
             output = super()._generate_and_score_completions(inputs)
-            missing = {"completion_ids", "completion_mask", "advantages"} - set(output)
-            if missing or output["advantages"].dim() != 1:
-                raise RuntimeError(f"TRL's _generate_and_score_completions changed (missing {sorted(missing)} or "
-                                   "advantages not 1-D); the process arm is pinned to TRL 1.16")
-            ids, mask = output["completion_ids"], output["completion_mask"]
-            if len(self.recorder.scored) != ids.shape[0]:
-                raise RuntimeError(f"the reward function scored {len(self.recorder.scored)} completions for a batch "
-                                   f"of {ids.shape[0]}; the process arm needs its recorder behind the reward")
+            ids, mask = checked_batch(output, len(self.recorder.scored), "process")
             lengths = mask.sum(dim=1).tolist()
             rows = [completion_step_scores(self.processing_class, ids[i, : int(n)].tolist(), text, scored)
                     for i, (n, text, scored) in enumerate(zip(lengths, self.recorder.texts, self.recorder.scored,

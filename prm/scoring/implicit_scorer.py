@@ -146,7 +146,29 @@ def assess_batch(scorer: Any, items: Sequence[tuple[str, Sequence[str]]], batch_
     return [[StepAssessment(float(x), None) for x in row] for row in scorer.score_batch(items, batch_size=batch_size)]
 
 
-class ImplicitPRMScorer(StepScorer):
+class Assessing:
+    """:meth:`score_steps`, :meth:`score_batch` and :meth:`assess_steps` of a scorer that implements
+    :meth:`assess_batch` (scores with off-policy flags)."""
+
+    def assess_batch(self, items: Sequence[tuple[str, Sequence[str]]],
+                     batch_size: int | None = None) -> list[list[StepAssessment]]:
+        raise NotImplementedError
+
+    def score_steps(self, problem: str, steps: Sequence[str]) -> list[float]:
+        """P(step is good) for every step, in order; ``[]`` for no steps."""
+        return self.score_batch([(problem, steps)], batch_size=1)[0]
+
+    def score_batch(self, items: Sequence[tuple[str, Sequence[str]]],
+                    batch_size: int | None = None) -> list[list[float]]:
+        """:meth:`score_steps` of every ``(problem, steps)``, in order."""
+        return [[a.score for a in steps] for steps in self.assess_batch(items, batch_size)]
+
+    def assess_steps(self, problem: str, steps: Sequence[str]) -> list[StepAssessment]:
+        """Every step's score and whether it is off-policy (:func:`off_policy`); ``[]`` for no steps."""
+        return self.assess_batch([(problem, steps)], batch_size=1)[0]
+
+
+class ImplicitPRMScorer(Assessing, StepScorer):
     """An LM-head PRM and its reference in this process: :meth:`score_steps`, :meth:`score_batch`, :meth:`encode`
     (raises :class:`ContextOverflowError` past the model's context), as :class:`prm.scoring.PRMScorer` offers.
 
@@ -171,15 +193,6 @@ class ImplicitPRMScorer(StepScorer):
             raise ContextOverflowError(f"{len(encoded.input_ids)} tokens exceed the PRM's context of "
                                        f"{self.max_length}; score fewer steps or a shorter problem")
         return encoded
-
-    def score_batch(self, items: Sequence[tuple[str, Sequence[str]]],
-                    batch_size: int | None = None) -> list[list[float]]:
-        """:meth:`score_steps` of every ``(problem, steps)``, in order."""
-        return [[a.score for a in steps] for steps in self.assess_batch(items, batch_size)]
-
-    def assess_steps(self, problem: str, steps: Sequence[str]) -> list[StepAssessment]:
-        """Every step's score and whether it is off-policy (:func:`off_policy`); ``[]`` for no steps."""
-        return self.assess_batch([(problem, steps)], batch_size=1)[0]
 
     def assess_batch(self, items: Sequence[tuple[str, Sequence[str]]],
                      batch_size: int | None = None) -> list[list[StepAssessment]]:

@@ -42,6 +42,7 @@ import torch
 
 from prm.format import ContextOverflowError, format_prompt
 from prm.scoring.implicit_scorer import (
+    Assessing,
     ImplicitPRMScorer,
     StepAssessment,
     implicit_scores,
@@ -81,7 +82,7 @@ def _supported(model: Any) -> str | None:
     return None
 
 
-class IncrementalScorer:
+class IncrementalScorer(Assessing):
     """A transformers PRM (:class:`ImplicitPRMScorer`, or a :class:`~prm.scoring.scorer.PRMScorer` whose head
     reads per token) that scores new steps from their parent's cached keys/values.
 
@@ -134,19 +135,6 @@ class IncrementalScorer:
         if self._lm_head:
             return enc
         return Encoded(list(enc.input_ids), [(p, p + 1) for p in enc.tag_positions])
-
-    def score_steps(self, problem: str, steps: Sequence[str]) -> list[float]:
-        """P(step is good) for every step, in order; ``[]`` for no steps."""
-        return self.score_batch([(problem, steps)], batch_size=1)[0]
-
-    def score_batch(self, items: Sequence[tuple[str, Sequence[str]]],
-                    batch_size: int | None = None) -> list[list[float]]:
-        """:meth:`score_steps` of every ``(problem, steps)``, in order."""
-        return [[a.score for a in steps] for steps in self.assess_batch(items, batch_size)]
-
-    def assess_steps(self, problem: str, steps: Sequence[str]) -> list[StepAssessment]:
-        """Every step's score and off-policy flag; ``[]`` for no steps."""
-        return self.assess_batch([(problem, steps)], batch_size=1)[0]
 
     def assess_batch(self, items: Sequence[tuple[str, Sequence[str]]],
                      batch_size: int | None = None) -> list[list[StepAssessment]]:
