@@ -18,7 +18,6 @@ import torch
 
 from prm.evaluation import roc_auc
 from prm.files import atomic_write_text, dumps_strict
-from prm.format import CONVENTION_FILE
 from prm.scoring import (
     IMPLICIT_CONFIG_FILE,
     context_of,
@@ -30,6 +29,7 @@ from prm.scoring import (
 from prm.training.config import PRMTrainConfig
 from prm.training.constants import CARD_FILE, OOD_MARGIN, OOD_QUANTILE, OOD_ROWS, SOFT_THRESHOLD
 from prm.training.implicit import Fitted, ImplicitPRMConfig, fit_implicit, save_implicit
+from prm.training.out_folder import clear_model_files
 from prm.training.rows import check_both_classes, class_counts, split_of
 
 log = logging.getLogger(__name__)
@@ -163,9 +163,7 @@ def train_lm_head(rows: Sequence[Mapping[str, Any]], out: Path, config: PRMTrain
              "train_tokens_per_s": fitted.train_tokens / fitted.seconds if fitted.seconds else 0.0}
     if kept["val"]:
         final.update(_val_metrics(fitted, kept["val"], config.beta, config.ref_floor))
-    out.mkdir(parents=True, exist_ok=True)
-    (out / CARD_FILE).unlink(missing_ok=True)  # a folder with a card is complete; the card goes last
-    (out / CONVENTION_FILE).unlink(missing_ok=True)  # an earlier classification head's: load_prm would read it
+    clear_model_files(out)  # an earlier model's files (a convention, a chat template) would be read back
     save_implicit(fitted, out, recipe, ood_ref_logprob=ood_limit(fitted, kept["train"]))
     counts = {s: class_counts(kept[s]) for s in ("train", "val")}
     card = {

@@ -35,7 +35,6 @@ from transformers.trainer_utils import get_last_checkpoint
 from prm.evaluation import roc_auc
 from prm.files import atomic_write_text, dumps_strict
 from prm.format import ContextOverflowError
-from prm.scoring import IMPLICIT_CONFIG_FILE
 from prm.training.config import PRMTrainConfig
 from prm.training.constants import CARD_FILE, CHECKPOINT_DIR, CONVENTION_NAME, IGNORE_INDEX, META_FILE, SPLITS
 from prm.training.data import TrainingSet
@@ -49,6 +48,7 @@ from prm.training.model import (
     prm_loss,
     step_accuracy,
 )
+from prm.training.out_folder import check_out, clear_model_files
 from prm.training.rows import check_both_classes, check_rows, class_counts, locate_rows, split_of
 
 log = logging.getLogger(__name__)
@@ -138,13 +138,6 @@ def _source(data: TrainData, config: PRMTrainConfig) -> _Source:
         raise ValueError(f"{name} holds no rows (an empty file?); write TRL stepwise rows into it "
                          "(prm.export.write_trl_stepwise) or pass another file")
     return _Source(rows, None, where=where)
-
-
-def _check_out(out: Path) -> None:
-    """The output must be a folder (new or existing): a file there would fail only after the model loads."""
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"the output {out} is an existing file, and train_prm writes a PRM folder there; pass a "
-                         "new folder path (or an earlier PRM folder to overwrite)")
 
 
 def _check_has_train_rows(rows: Sequence[Mapping[str, Any]]) -> None:
@@ -247,7 +240,7 @@ def train_prm(data: TrainData, out_dir: str | Path, config: PRMTrainConfig | Non
     """
     config = config or PRMTrainConfig()
     out = Path(out_dir)
-    _check_out(out)
+    check_out(out)
     source = _source(data, config)
     check_rows(source.rows, config.label_kind, source.where)
     _check_has_train_rows(source.rows)
@@ -316,9 +309,7 @@ def _save(out: Path, model: Any, tokenizer: Any, source: _Source, config: PRMTra
     """Model, tokenizer, convention file, then the card last (atomically): a folder with a card is complete."""
     from prm.models import model_version
 
-    out.mkdir(parents=True, exist_ok=True)
-    (out / CARD_FILE).unlink(missing_ok=True)
-    (out / IMPLICIT_CONFIG_FILE).unlink(missing_ok=True)  # an earlier LM head's: load_prm would read it
+    clear_model_files(out)  # an earlier model's files (another head's recipe, a chat template) would be read back
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     CONVENTION.save(out)

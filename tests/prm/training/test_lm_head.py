@@ -70,6 +70,31 @@ def test_heads_overwrite_each_other_cleanly(tiny_base: Path, rows: list[dict], t
     assert not (out / CONVENTION_FILE).exists() and isinstance(load_prm(out), ImplicitPRMScorer)
 
 
+def test_an_earlier_models_files_are_gone_and_change_no_score(folder: Path, tiny_base: Path, rows: list[dict],
+                                                              tmp_path: Path) -> None:
+    # The demo once saved the char-level PRM over a SmolLM2 PRM's folder: its chat_template.jinja stayed, the
+    # tokenizer loaded it, and every score changed while the weights' digest did not.
+    out = tmp_path / "prm"
+    out.mkdir()
+    (out / "config.json").write_text("{}")
+    (out / "chat_template.jinja").write_text("<|im_start|>{{ messages[0]['content'] }}")
+    (out / "model.safetensors.index.json").write_text("{}")
+    (out / "checkpoints").mkdir()  # subfolders (a resume's checkpoints) stay
+    train_prm(rows, out, lm(tiny_base))
+    assert not (out / "chat_template.jinja").exists() and not (out / "model.safetensors.index.json").exists()
+    assert (out / "checkpoints").is_dir()
+    steps = ["ok", "no", "ok"]
+    assert load_prm(out).score_steps("3 plus 1", steps) == load_prm(folder).score_steps("3 plus 1", steps)
+
+
+def test_a_folder_of_other_files_is_refused_before_training(tiny_base: Path, rows: list[dict],
+                                                            tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match=r"holds files that are not a model's \(notes.txt"):
+        train_prm(rows, tmp_path, lm(tiny_base, max_steps=1))
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
 def test_a_warm_start_keeps_the_parents_reference(folder: Path, tiny_base: Path) -> None:
     assert reference_of(str(folder)) == str(tiny_base)  # not the parent: its log-ratios would start at 0
     assert reference_of(str(tiny_base)) == str(tiny_base)
