@@ -233,6 +233,9 @@ def train_prm(data: TrainData, out_dir: str | Path, config: PRMTrainConfig | Non
     rows without one train), a ``datasets`` Dataset/DatasetDict or its ``save_to_disk`` folder, or a
     ``.jsonl`` / ``.parquet`` file of such rows. ``test`` rows are never read.
 
+    ``out_dir`` is new, empty, or an earlier PRM folder, whose files the save replaces (subfolders such as the
+    checkpoints a resume reads stay); a folder holding other files is refused before training.
+
     Example::
 
         ts = build_training_set("data/warehouse", TrainingSetConfig(method="omegaprm"))
