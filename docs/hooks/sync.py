@@ -66,7 +66,7 @@ def headline(results: Path, card: Path | None = None) -> str:
                  "seed 0)", ", ".join(f"{ZOE_STEPS.get(name, name)} {num(score)}" for name, score in zoe.items()),
                  f"[`prm_offpolicy_truth_seed0.log`]({LOGS}/prm_offpolicy_truth_seed0.log)"])
     arms = last_with(json_objects(results / "rl_seeds.log"), "arms")["arms"]
-    others = [a for a in ("prime", "prm_min", "process") if a in arms and "vs_outcome" in arms[a]]
+    others = [a for a in ("prime", "prime_plain", "prm_min", "process") if a in arms and "vs_outcome" in arms[a]]
     rows.append([f"GRPO with the shipped PRM, held-out accuracy after 100 steps, outcome only "
                  f"({arms['outcome']['seeds']} seeds), and each PRM arm minus outcome only (paired): "
                  + ", ".join(f"{a} ({arms[a]['vs_outcome_seeds']} seeds)" for a in others),
