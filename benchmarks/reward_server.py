@@ -11,7 +11,7 @@ them: prompt + gold or corrupted arithmetic solution, with the gold answer as la
 solution followed by 200k ``<pad>``, a solution of 900-character steps far past the PRM's context, 1,000
 short steps past it, 100,000 one-line steps over ``--max-steps``; all but the third near the 1 MiB body
 limit); and the same again beside one client holding ``--half-open`` half-open connections (connected, silent,
-each reopened as soon as the server closes it: tests/prm/rewards/half_open_flood.py, a process of its own),
+each reopened as soon as the server closes it: tests/prm/reward_server/half_open_flood.py, a process of its own),
 more than the server's connection cap of 1,024. During the concurrent runs a thread polls ``GET /health`` every
 100 ms and times it.
 
@@ -225,10 +225,10 @@ class HealthProbe:
 
 
 class HalfOpenFlood:
-    """One client holding ``n`` half-open connections to ``url`` (tests/prm/rewards/half_open_flood.py in a
+    """One client holding ``n`` half-open connections to ``url`` (tests/prm/reward_server/half_open_flood.py in a
     process of its own), reopening each the server closes, while the ``with`` block runs."""
 
-    SCRIPT = PROJECT_ROOT / "tests" / "prm" / "rewards" / "half_open_flood.py"
+    SCRIPT = PROJECT_ROOT / "tests" / "prm" / "reward_server" / "half_open_flood.py"
 
     def __init__(self, url: str, n: int) -> None:
         host, port = url.removeprefix("http://").split(":")

@@ -1,7 +1,7 @@
 """One client holding the reward server's connection cap cannot starve the others (issue 38, item 10): at the cap
 a newcomer takes the place of a connection that has not sent a whole request, the longest waiting first, and is
 itself closed on arrival only when every connection holds a request in service. Real HTTP against uvicorn on
-127.0.0.1 and a tiny trained PRM; the flood is a process of its own (tests/prm/rewards/half_open_flood.py).
+127.0.0.1 and a tiny trained PRM; the flood is a process of its own (tests/prm/reward_server/half_open_flood.py).
 Nothing here bounds wall-clock time: timeouts only keep a broken server from hanging the test.
 """
 
@@ -23,7 +23,7 @@ from prm.reward_server.app import RewardEngine, ServerConfig, ServerThread, crea
 from prm.reward_server.http_limits import HttpLimits
 from prm.rewards.config import RewardConfig
 from prm.scoring import load_prm
-from tests.prm.rewards.test_server_limits import GOOD, GUARD_S, _connections, _read_to_close, _serve_watched, _until
+from tests.prm.reward_server.test_limits import GOOD, GUARD_S, _connections, _read_to_close, _serve_watched, _until
 
 FLOOD = Path(__file__).with_name("half_open_flood.py")
 HALF_OPEN = 1_100  # the issue's attacker: more connections than the default cap of 1,024

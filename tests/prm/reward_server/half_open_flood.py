@@ -1,8 +1,8 @@
 """A client holding N half-open connections to HOST:PORT: connected, sending nothing, each reopened as soon as
-the server closes it, until its stdin closes. Used by tests/prm/rewards/test_connection_share.py and
+the server closes it, until its stdin closes. Used by tests/prm/reward_server/test_connection_share.py and
 benchmarks/reward_server.py (a process of its own, as an attacker's would be).
 
-Run: ``python tests/prm/rewards/half_open_flood.py HOST PORT N``. Prints ``ready`` once all N are connected,
+Run: ``python tests/prm/reward_server/half_open_flood.py HOST PORT N``. Prints ``ready`` once all N are connected,
 and on exit one JSON line: ``{"held": N, "reopened": k}`` (k: connections the server closed and this reopened).
 """
 
