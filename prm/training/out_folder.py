@@ -20,8 +20,9 @@ def check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise ValueError(f"the output {out} is an existing file, and train_prm writes a PRM folder there; pass a "
                          "new folder path (or an earlier PRM folder to overwrite)")
-    if out.is_dir() and _loose_files(out) and not any((out / m).is_file() for m in _MODEL_MARKERS):
-        names = sorted(p.name for p in _loose_files(out))[:5]
+    loose = _loose_files(out) if out.is_dir() else []
+    if loose and not any((out / m).is_file() for m in _MODEL_MARKERS):
+        names = sorted(p.name for p in loose)[:5]
         raise ValueError(f"the output {out} holds files that are not a model's ({', '.join(names)}, ...); train_prm "
                          "replaces every file of the folder it writes, so pass a new or empty folder, or an earlier "
                          "PRM folder to overwrite")
