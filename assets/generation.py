@@ -3,6 +3,7 @@
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
@@ -12,8 +13,10 @@ from assets.metadata import histogram, md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
 from prm.datagen import (
+    IMPORTED_MARK,
     SampleStats,
     accuracy_by_gold_steps,
+    intake_rows,
     mc_by_step,
     replace_solutions,
     rollout_rows,
@@ -21,6 +24,7 @@ from prm.datagen import (
     sampling_key,
     solutions_to_label,
     synthetic_solution_rows,
+    with_gold,
 )
 from prm.format import DEFAULT_TEMPLATE, Prompter, PromptTemplate
 from prm.generation import SOLUTION_MAX_TOKENS
@@ -28,6 +32,7 @@ from prm.labeling import ReadinessThresholds, SolutionCounts
 from prm.labeling.readiness import readiness  # the module's own name: the package keeps the module
 from prm.models import ARITH_POLICY_NAME, model_cache_dir, prompter_for, resolve_model, weights_digest
 from prm.policy import PolicyTrainConfig, build_policy, read_card
+from prm.tasks import inbox_file, load_solutions
 from warehouse import ModelEntry, Warehouse, register_models, today
 
 
@@ -137,6 +142,8 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
     problems = wh.read_partition("problems", source, day).to_pylist()
     if not problems:
         raise dg.Failure(f"no problems in partition {day}|{source}; materialize `problems` for it first")
+    if any(IMPORTED_MARK in (p.get("meta_json") or "") for p in problems):
+        return _imported_solutions(context, config, wh, inbox_file(warehouse.inbox_path(), source), problems, day)
     logic = [p for p in problems if p["task"] == "logic"]
     sampled = [p for p in problems if p["task"] != "logic"]
     foreign = sorted({p["task"] for p in sampled if not p["task"].startswith("arith")})
@@ -170,6 +177,41 @@ def solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wareho
     if derived:
         context.log.info(f"re-sampling {day}|{source}: removed {derived} rows derived from the old solutions")
     return _solutions_result(problems, sols, len(steps), stats, key, config, reused_from=None)
+
+
+def _imported_solutions(context: dg.AssetExecutionContext, config: SolutionsConfig, wh: Warehouse, path: Path,
+                        problems: list[dict], day: str) -> dg.MaterializeResult:
+    """The solutions of the partition's solution file, stored as they are (nothing sampled), graded against the
+    gold answers its problems hold; the rows derived from earlier solutions go first."""
+    source = problems[0]["source"]
+    try:
+        loaded = load_solutions(path, source=source, task=problems[0]["task"])
+    except ValueError as exc:
+        raise dg.Failure(description=f"cannot read the solutions of source {source!r}: {exc}") from exc
+    ids = {p["problem_id"] for p in problems}
+    loaded = with_gold(replace(loaded, records=tuple(r for r in loaded.records if r.problem_id in ids)),
+                       {p["problem_id"]: p["gold_answer"] for p in problems})
+    sols, steps, counts = intake_rows(loaded)
+    derived = replace_solutions(wh, sols, steps, source=source, day=day, run_id=context.run_id)
+    if derived:
+        context.log.info(f"re-reading {day}|{source}: removed {derived} rows derived from the old solutions")
+    context.log.info(f"stored {len(sols)} solutions of {path.name} as they are ({loaded.format}); nothing sampled")
+    verdict = readiness(SolutionCounts.from_rows(sols), config.thresholds())
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": len(sols),
+        "steps": len(steps),
+        **SolutionCounts.from_rows(sols).metadata(),
+        "max_no_answer_share": config.max_no_answer_share,
+        "min_correct": config.min_correct,
+        "readiness": verdict.message,
+        "imported": True,  # read from a solution file, not sampled
+        "solution_format": loaded.format,
+        **{f"intake_{k}": v for k, v in counts.metadata().items()},
+        "accuracy": round(sum(bool(s["is_correct"]) for s in sols) / max(len(sols), 1), 3),
+        "first_error_truth": histogram([s.get("first_error_truth") for s in sols], "first wrong step (-1 = none)"),
+        "preview": md_table([{k: s.get(k) for k in ("problem_id", "model", "final_answer", "is_correct",
+                                                     "first_error_truth", "text")} for s in sols[:8]]),
+    })
 
 
 def _kept_solutions(context: dg.AssetExecutionContext, wh: Warehouse, source: str, day: str,

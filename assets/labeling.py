@@ -17,8 +17,11 @@ from prm.labeling import (
     audit_partition,
     label_partition,
     label_progress_partition,
+    people_audit_partition,
+    people_markdown,
+    people_rows,
 )
-from warehouse import method_names
+from warehouse import REFERENCE_METHODS, method_names
 
 # The library's defaults, which the configs below start from.
 _MC, _OMEGA, _PROGRESS = MCConfig(), OmegaPRMConfig(), ProgressConfig()
@@ -122,15 +125,26 @@ def progress_labels(context: dg.AssetExecutionContext, config: ProgressLabelsCon
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"duckdb", "delta"},
-          deps=["mc_labels", "omegaprm_labels", "progress_labels", "consensus_labels"],
-          description="Each labeling method vs exact truth: step F1, first-error accuracy, ProcessBench F1, cost.")
+          deps=["mc_labels", "omegaprm_labels", "progress_labels", "formal_verifications", "judgments",
+                "consensus_labels"],
+          description="Each labeling method vs exact truth (generated tasks) or people's first-error labels "
+          "(imported solutions): ProcessBench F1 with its interval, step F1 or precision/recall, cost.")
 def label_audit(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     day, source = day_and_source(context)
     wh = warehouse.get()
     present = {r["method"] for r in wh.read_partition("step_labels", source, day).to_pylist()}
     rows = [a for m in method_names() if m in present if (a := audit_partition(wh, m, source, day)) is not None]
-    wh.write("label_audit", [r.to_row() for r in rows], source=source, day=day, run_id=context.run_id,
-             writer="label_audit", replace=True)
+    people = people_audit_partition(wh, [m for m in method_names() if m in present], source, day,
+                                    uses_reference=REFERENCE_METHODS)
+    kw = {"source": source, "day": day, "run_id": context.run_id, "replace": True}
+    if people:  # imported solutions: their first errors are people's, so the audit is against people
+        wh.write("prm_evaluations", [r for a in people for r in people_rows(a)], writer="label_audit_people", **kw)
+        rows = []
+    wh.write("label_audit", [r.to_row() for r in rows], writer="label_audit", **kw)
     table = audit_markdown(rows) if rows else "_no exact truth in this partition (not a generated task)_"
+    if people:
+        table = people_markdown(people)
     context.log.info("label audit\n" + table)
-    return dg.MaterializeResult(metadata={"dagster/row_count": len(rows), "audit": dg.MetadataValue.md(table)})
+    return dg.MaterializeResult(metadata={"dagster/row_count": len(rows) or len(people),
+                                          "truth": "people" if people else "exact" if rows else "none",
+                                          "audit": dg.MetadataValue.md(table)})

@@ -6,8 +6,8 @@ import dagster as dg
 from assets.metadata import histogram, md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import WarehouseResource
-from prm.datagen import store_new_problems
-from prm.tasks import ArithmeticSourceConfig, load_source
+from prm.datagen import read_intake, store_new_problems
+from prm.tasks import ArithmeticSourceConfig, inbox_file, load_source
 
 _ARITH = ArithmeticSourceConfig()  # the library's defaults, which the config below starts from
 
@@ -23,6 +23,12 @@ class ProblemsConfig(dg.Config):
     seed: int = 0  # combined with the day: each nightly partition draws fresh problems
     logic_problems: int = 16  # problems of the built-in ``logic`` source per day
     limit: int | None = None  # cap on rows read from a dropped-in file
+    # "solutions": the dropped-in file holds solutions someone already has (ProcessBench, TRL stepwise, Math-Shepherd
+    # or plain rows: prm.tasks.load_solutions); their questions become the problems and the `solutions` asset
+    # stores the file's solutions instead of sampling. A sidecar recipe's `dataset.kind: solutions` sets it.
+    kind: str = "problems"
+    reference: str | None = None  # kind solutions: a GSM8K/MATH-style file whose gold answers the questions get
+    task: str | None = None  # kind solutions: the problems' task ("math" or "gsm8k"); None: math
 
     def to_library(self) -> ArithmeticSourceConfig:
         return ArithmeticSourceConfig(n_ops=tuple(self.n_ops), styles=tuple(self.styles), per_level=self.per_level,
@@ -38,6 +44,10 @@ class ProblemsConfig(dg.Config):
 )
 def problems(context: dg.AssetExecutionContext, config: ProblemsConfig, warehouse: WarehouseResource):
     day, source = day_and_source(context)
+    if config.kind == "solutions":
+        return _imported_problems(context, config, warehouse, source, day)
+    if config.kind != "problems":
+        raise dg.Failure(f"problems config kind {config.kind!r} is unknown; use 'problems' or 'solutions'")
     try:
         loaded = load_source(source, day, arith=config.to_library(), seed=config.seed,
                              inbox=warehouse.inbox_path(), limit=config.limit,
@@ -70,4 +80,32 @@ def problems(context: dg.AssetExecutionContext, config: ProblemsConfig, warehous
         "duplicate_rows": len(loaded.duplicates),
         "rejected": md_table([{"file": r.file, "line": r.line, "reason": r.reason}
                               for r in (*loaded.rejected, *loaded.duplicates)[:20]]),
+    })
+
+
+def _imported_problems(context: dg.AssetExecutionContext, config: ProblemsConfig, warehouse: WarehouseResource,
+                       source: str, day: str) -> dg.MaterializeResult:
+    """The questions of a solution file as problems, with the reference's gold answers where it has them."""
+    try:
+        intake = read_intake(inbox_file(warehouse.inbox_path(), source), source=source, reference=config.reference,
+                             task=config.task, limit=config.limit)
+    except (FileNotFoundError, ValueError) as exc:
+        raise dg.Failure(description=f"cannot read the solutions of source {source!r} for {day}: {exc}") from exc
+    records = list(intake.problems)
+    fresh, result = store_new_problems(warehouse.get(), records, source=source, day=day, run_id=context.run_id)
+    loaded = intake.loaded
+    context.log.info(f"{source} {day}: {loaded.summary()}; {len(fresh)} new problems")
+    with_gold = sum(bool(r.gold_answer) for r in records)
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": result.rows,
+        "skipped_existing": len(records) - len(fresh),
+        "outcome": f"{len(loaded.records)} solutions of {len(records)} problems ({loaded.format} file); "
+                   f"{with_gold} problems with a gold answer",
+        "solution_format": loaded.format,
+        "reference_matched": intake.n_reference_matched,
+        "problems_with_gold": with_gold,
+        "preview": md_table([{"problem_id": r.problem_id, "question": r.question, "gold": r.gold_answer}
+                             for r in fresh[:8]]),
+        "rejected_rows": len(loaded.set_aside),
+        "rejected": md_table([{"file": r.file, "line": r.line, "reason": r.reason} for r in loaded.set_aside[:20]]),
     })

@@ -11,13 +11,17 @@ from prm.datagen import first_errors_truth
 from prm.labeling import (
     FORMAL_TIMEOUT_S,
     POLICIES,
+    REFERENCE_METHOD,
+    REFERENCE_TASKS,
     ConsensusConfig,
     JudgeConfig,
     JudgeOutcomeAgreement,
     JudgeOutcomeBand,
+    ReferenceConfig,
     agreement_markdown,
     audit_markdown,
     consensus_partition,
+    derive_partition,
     judge_outcome_verdict,
     judge_partition,
     pairwise_agreement,
@@ -31,12 +35,24 @@ class FormalConfig(dg.Config):
 
 @dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"sympy", "z3", "delta"},
           deps=["solutions"], description="Exact step verdicts: SymPy for arithmetic, Z3 for logic; "
-          "unverifiable where a step asserts nothing checkable.")
+          "unverifiable where a step asserts nothing checkable. On dataset problems also sympy_ref: SymPy plus the "
+          "gold answer and the reference solution's values.")
 def formal_verifications(context: dg.AssetExecutionContext, config: FormalConfig,
                          warehouse: WarehouseResource) -> dg.MaterializeResult:
     day, source = day_and_source(context)
-    run = verify_partition(warehouse.get(), source=source, day=day, run_id=context.run_id, timeout_s=config.timeout_s)
+    wh = warehouse.get()
+    run = verify_partition(wh, source=source, day=day, run_id=context.run_id, timeout_s=config.timeout_s)
+    # Dataset problems (GSM8K, MATH, imported solutions) carry a gold answer and often a reference solution: the
+    # reference check reads them. Generated tasks have exact truth, and their labels stay as they were.
+    tasks = {p["task"] for p in wh.read_partition("problems", source, day).to_pylist()}
+    ref = None
+    if tasks & set(REFERENCE_TASKS):
+        ref = derive_partition(wh, REFERENCE_METHOD, ReferenceConfig(timeout_s=config.timeout_s), source=source,
+                               day=day, run_id=context.run_id)
+    ref_meta = {} if ref is None else {
+        "sympy_ref_rules": md_table([{"rule": k, "solutions": v} for k, v in sorted(ref.extra["counts"].items())])}
     return dg.MaterializeResult(metadata={
+        **ref_meta,
         "dagster/row_count": len(run.verifications),
         "verdicts": md_table([{"status": k, "steps": v} for k, v in sorted(run.counts.items())]),
         "preview": md_table([{k: r.get(k) for k in ("solution_id", "step_idx", "verifier", "status", "detail")}

@@ -18,12 +18,17 @@ while the next still runs):
    one solution at a time, with the share of the matmul peak.
 3. ``reward_server``: ``benchmarks/reward_server.py``: 32 concurrent clients against one at a time.
 4. ``grpo``: two GRPO steps of the ``prm_min`` arm (``python -m prm.rl run``) with that PRM as the reward.
+5. ``processbench``: ``prm-pipeline eval processbench`` with ``Qwen/Qwen2.5-Math-PRM-7B`` (``--processbench-prm``; the
+   hub or the model in the local Hugging Face cache) on ProcessBench's GSM8K and MATH splits (``--processbench-data``,
+   default ``../shared/data/processbench``), beside the paper's F1 at the fixed 0.5 threshold
+   (:data:`PROCESSBENCH_PAPER_F1`: 82.4 and 77.6). ``--dry-run`` evaluates the train stage's tiny PRM on the 20-row
+   fixtures (``tests/fixtures/processbench``) instead: the same command, both threshold rules, no download.
 
 The last stdout line (and ``--out``) is one JSON object: ``dry_run``, ``cuda``, headline numbers
 (``train_tokens_per_s``, ``train_share_of_bf16_peak``, ``*_steps_per_s_*``, ``reward_server_rps_32_clients``,
-``grpo_s_per_step``), each stage's own object, ``skipped`` and ``failed`` (stage -> why). Exit code 1 when a
-stage failed, or without CUDA unless ``--dry-run`` (which runs everything on CPU at tiny sizes, fp32, so that
-the run book cannot rot: ``tests/benchmarks/test_gpu_dry_run.py``).
+``grpo_s_per_step``, ``processbench_f1``), each stage's own object, ``skipped`` and ``failed`` (stage -> why). Exit
+code 1 when a stage failed, or without CUDA unless ``--dry-run`` (which runs everything on CPU at tiny sizes, fp32,
+so that the run book cannot rot: ``tests/benchmarks/test_gpu_dry_run.py``).
 """
 
 from __future__ import annotations
@@ -50,7 +55,12 @@ BF16_PEAK_TFLOPS = (
     ("H100 NVL", 835.0), ("H100 PCIe", 756.0), ("H100", 989.4), ("H200", 989.4), ("GH200", 989.4),
     ("A100", 312.0), ("L40S", 362.0), ("L4", 121.0), ("A10G", 70.0), ("A10", 125.0),
 )
-STAGES = ("train", "scoring", "reward_server", "grpo")
+STAGES = ("train", "scoring", "reward_server", "grpo", "processbench")
+# ProcessBench F1 of Qwen2.5-Math-PRM-7B at the fixed threshold 0.5 (Zhang et al. 2025, "The Lessons of Developing
+# Process Reward Models in Mathematical Reasoning", ProcessBench table), as fractions like the command's JSON.
+PROCESSBENCH_PRM = "Qwen/Qwen2.5-Math-PRM-7B"
+PROCESSBENCH_PAPER_F1 = {"gsm8k": 0.824, "math": 0.776}
+PROCESSBENCH_FIXTURES = PROJECT_ROOT / "prm" / "evaluation" / "slices"  # gsm8k.json, math.json: 20 rows each
 # Tiny GRPO for --dry-run: the RL tests' two-step run (tests/prm/rl/conftest.py TINY_RUN).
 DRY_GRPO = ("train_ops=[2]", "anchor_ops=[1]", "num_generations=4", "batch_size=8", "max_completion_length=16",
             "eval_ops=[1,2]", "eval_problems=2", "eval_samples=2")
@@ -88,6 +98,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
                    help="stages to run (scoring, reward_server and grpo need train's PRM)")
     p.add_argument("--work", type=Path, help="folder for the PRM and the stage logs (default: a temporary one)")
     p.add_argument("--out", type=Path, help="also write the JSON object here")
+    p.add_argument("--processbench-prm", default=PROCESSBENCH_PRM,
+                   help="the PRM the processbench stage evaluates (a hub id, a folder)")
+    p.add_argument("--processbench-data", type=Path,
+                   help="folder holding gsm8k.json and math.json (default: ../shared/data/processbench)")
     p.add_argument("--stage", choices=("train",), help=argparse.SUPPRESS)  # internal: run one stage here
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
@@ -241,8 +255,9 @@ def orchestrate(args: argparse.Namespace, sizes: Sizes, work: Path, cuda: bool) 
     later = [s for s in STAGES[1:] if s in args.stages]
     if prm is None:
         for stage in later:
-            result["skipped"][stage] = "no PRM: the train stage did not run or failed"
-        later = []
+            if stage != "processbench" or args.dry_run:  # on a GPU the stage scores a published PRM of its own
+                result["skipped"][stage] = "no PRM: the train stage did not run or failed"
+        later = [s for s in later if s == "processbench" and not args.dry_run]
     commands = {
         "scoring": [py, str(PROJECT_ROOT / "benchmarks" / "scoring.py"), "--model", prm or "", "--device", device,
                     "--solutions", str(sizes.solutions), "--repeats", str(sizes.repeats), "--seed", str(args.seed)]
@@ -252,6 +267,7 @@ def orchestrate(args: argparse.Namespace, sizes: Sizes, work: Path, cuda: bool) 
                           "--seed", str(args.seed)],
         "grpo": [py, "-m", "prm.rl", "run", "--arm", "prm_min", "--prm", prm or "", "--out", str(work / "grpo"),
                  "--steps", "2", "--set", "save_policy=false"] + [x for s in sizes.grpo_sets for x in ("--set", s)],
+        "processbench": processbench_command(args, prm, work),
     }
     for stage in later:
         result[stage], why = run_stage(stage, commands[stage], work, sizes.timeout_s)
@@ -260,7 +276,36 @@ def orchestrate(args: argparse.Namespace, sizes: Sizes, work: Path, cuda: bool) 
     if result.get("scoring"):
         for key, why in result["scoring"].get("skipped", {}).items():
             result["skipped"][f"scoring_{key}"] = why
+    if result.get("processbench"):
+        result["processbench"]["paper_f1"] = paper_comparison(result["processbench"])
     return headline(result)
+
+
+def processbench_command(args: argparse.Namespace, prm: str | None, work: Path) -> list[str]:
+    """The processbench stage: the published PRM on both splits, or (dry run) the tiny PRM on the fixtures."""
+    cmd = [sys.executable, "-m", "pipelines.cli", "eval", "processbench", "--out", str(work / "processbench.jsonl")]
+    if args.dry_run:
+        return [*cmd, "--prm", prm or "", "--data", str(PROCESSBENCH_FIXTURES), "--split", "gsm8k", "math"]
+    data = ["--data", str(args.processbench_data)] if args.processbench_data else []
+    remote = ["--convention", "qwen2.5-math-prm", "--trust-remote-code"] if args.processbench_prm == PROCESSBENCH_PRM \
+        else []
+    return [*cmd, "--prm", args.processbench_prm, *remote, "--split", "gsm8k", "math", *data]
+
+
+def paper_comparison(report: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """Per split with a paper figure: the fixed-threshold F1 measured, the paper's, and their difference.
+
+    >>> paper_comparison({"splits": [{"split": "gsm8k", "threshold_from": "fixed", "f1": 0.8},
+    ...                              {"split": "gsm8k", "threshold_from": "math", "f1": 0.9}]})
+    {'gsm8k': {'f1': 0.8, 'paper': 0.824, 'diff': -0.024}}
+    """
+    out = {}
+    for split in report.get("splits", []):
+        paper = PROCESSBENCH_PAPER_F1.get(split["split"])
+        if paper is not None and split["threshold_from"] == "fixed":
+            f1 = split["f1"]
+            out[split["split"]] = {"f1": f1, "paper": paper, "diff": None if f1 is None else round(f1 - paper, 4)}
+    return out
 
 
 def headline(result: dict[str, Any]) -> dict[str, Any]:
@@ -276,6 +321,9 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
     top["reward_server_rps_32_clients"] = server.get("throughput_rps")
     top["reward_server_rps_serial"] = server.get("serial_throughput_rps")
     top["grpo_s_per_step"] = round(grpo["train_s"] / grpo["steps"], 2) if grpo.get("steps") else None
+    bench = result.get("processbench") or {}
+    top["processbench_f1"] = {s["split"]: s["f1"] for s in bench.get("splits", []) if s["threshold_from"] == "fixed"} \
+        or None
     return {**top, **result}
 
 

@@ -14,6 +14,7 @@ import assets.generation
 import assets.labeling
 import assets.prm
 import assets.problems
+import assets.processbench
 import assets.rl
 import assets.search
 import assets.verification
@@ -26,8 +27,8 @@ from pipelines.sensors import inbox_sensor
 from prm.models import JUDGE_NAME
 
 # Every module that defines assets, upstream first: the order of the docs' asset graph and assets page.
-ASSET_MODULES = (assets.problems, assets.generation, assets.labeling, assets.verification, assets.prm, assets.rl,
-                 assets.search, assets.flywheel)
+ASSET_MODULES = (assets.problems, assets.generation, assets.labeling, assets.verification, assets.prm,
+                 assets.processbench, assets.rl, assets.search, assets.flywheel)
 
 
 def assets_of(modules: tuple[ModuleType, ...]) -> list[dg.AssetsDefinition]:

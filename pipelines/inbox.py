@@ -43,7 +43,8 @@ def sidecar_recipe(inbox: Path, source: str) -> Recipe | None:
     if data.source not in (None, source):
         raise RecipeError(f"sidecar {path}: dataset.source is {data.source!r} but the file names source {source!r}; "
                           "drop dataset.source or rename the files")
-    return replace(recipe, dataset=DatasetSpec(source=source, limit=data.limit))
+    return replace(recipe, dataset=DatasetSpec(source=source, limit=data.limit, kind=data.kind,
+                                               reference=data.reference, task=data.task))
 
 
 def unsuited_policy(source: str, model: str) -> str | None:
@@ -140,7 +141,10 @@ def stage_dataset(recipe: Recipe, inbox: Path) -> Path | None:
     data = _mapped_rows(src, fields, order) if rewrite else src.read_bytes()
     if not target.is_file() or target.read_bytes() != data:
         _write_atomic(target, data)
-    sidecar = replace(recipe, dataset=DatasetSpec(limit=recipe.dataset.limit))
+    data = recipe.dataset
+    reference = data.reference_file()
+    sidecar = replace(recipe, dataset=DatasetSpec(limit=data.limit, kind=data.kind, task=data.task,
+                                                  reference=None if reference is None else str(reference)))
     text = f"# written by `prm-pipeline run` from recipe {recipe.name!r}; the sensor and schedule read it\n"
     text += dump_recipe(sidecar)
     side = sidecar_path(inbox, recipe.source)

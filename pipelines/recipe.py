@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from prm.datagen import IMPORTED_TASKS
 from prm.models import ARITH_POLICY_NAME
 from prm.tasks import BUILTIN_SOURCES, is_source_name
 from warehouse import LABEL_SOURCES, PROJECT_ROOT
@@ -38,6 +39,9 @@ ROLLOUT_LABELERS = ("mc", "omegaprm", "progress")
 # The dataset fields a mapping may rename (prm.tasks.datasets reads these names).
 DATASET_FIELDS = ("question", "answer", "solution")
 DATASET_ORDERS = ("file", "shortest")
+# What the dataset file holds: problems the policy samples solutions for, or solutions someone already has (a
+# ProcessBench/TRL/Math-Shepherd/plain file, prm.tasks.load_solutions), which the labelers label as they are.
+DATASET_KINDS = ("problems", "solutions")
 JOBS = ("refresh", "prm", "rl", "search", "flywheel")
 
 
@@ -56,16 +60,29 @@ class DatasetSpec:
     # "file": rows in the file's order; "shortest": the shortest problems (question + gold solution) first, so a
     # small limit takes the easiest ones (a smoke test of a small model)
     order: str = "file"
+    kind: str = "problems"  # one of DATASET_KINDS
+    # kind solutions: a GSM8K/MATH-style problem file whose gold answers and reference solutions are joined to the
+    # solutions' questions (the rollout labelers grade against them); relative paths start at the project root
+    reference: str | None = None
+    task: str | None = None  # kind solutions: the problems' task, "gsm8k" or "math" (SymPy checks both); None: math
 
     def source_name(self) -> str:
         return self.source or (Path(self.path).stem if self.path else "arith")
 
     def file(self) -> Path | None:
         """The dataset file, a relative path taken from the project root."""
-        if self.path is None:
-            return None
-        path = Path(self.path).expanduser()
-        return path if path.is_absolute() else (PROJECT_ROOT / path).resolve()
+        return _from_root(self.path)
+
+    def reference_file(self) -> Path | None:
+        """The reference problem file of a solutions dataset, a relative path taken from the project root."""
+        return _from_root(self.reference)
+
+
+def _from_root(path: str | None) -> Path | None:
+    if path is None:
+        return None
+    out = Path(path).expanduser()
+    return out if out.is_absolute() else (PROJECT_ROOT / out).resolve()
 
 
 @dataclass(frozen=True)
@@ -187,7 +204,9 @@ class Recipe:
             # The rollouts asset pays the rollout labelers' first rollouts; without one of them it is not needed.
             methods = set(self.labels.methods)
             rollouts = ["rollouts"] if methods & set(ROLLOUT_LABELERS) else []
-            audit = ["label_audit"] if methods & {*ROLLOUT_LABELERS, "consensus"} else []  # what it depends on
+            # What it depends on; solutions from a file carry people's first errors, which it audits every method on.
+            audit = (["label_audit"] if methods & {*ROLLOUT_LABELERS, "consensus"} or self.dataset.kind == "solutions"
+                     else [])
             return ["problems", "solutions", *rollouts, *(LABEL_ASSETS[m] for m in self.labels.methods), *audit]
         if job == "prm" and not self.prm.compare:
             return ["prm_training_set", "prm_model", "prm_evaluation"]
@@ -231,6 +250,14 @@ def _validate(recipe: Recipe) -> None:
     if recipe.dataset.path is not None and source in BUILTIN_SOURCES:
         raise RecipeError(f"{where}: dataset.source {source!r} is a built-in generator and reads no file; name the "
                           "source of your file otherwise, e.g. its file name")
+    if recipe.dataset.kind not in DATASET_KINDS:
+        raise RecipeError(f"{where}: dataset.kind {recipe.dataset.kind!r} is unknown; use 'problems' (the policy "
+                          "samples solutions) or 'solutions' (label the solutions in the file)")
+    if recipe.dataset.kind != "solutions" and (recipe.dataset.reference or recipe.dataset.task):
+        raise RecipeError(f"{where}: dataset.reference and dataset.task describe a solution file; set "
+                          "dataset.kind: solutions, or drop them (a problem file carries its own gold answers)")
+    if recipe.dataset.task not in (None, *IMPORTED_TASKS):
+        raise RecipeError(f"{where}: dataset.task {recipe.dataset.task!r} is unknown; use one of {IMPORTED_TASKS}")
     if recipe.dataset.order not in DATASET_ORDERS:
         raise RecipeError(f"{where}: dataset.order {recipe.dataset.order!r} is unknown; use one of {DATASET_ORDERS}")
     for name, _ in recipe.dataset.fields:
@@ -244,7 +271,7 @@ def _validate(recipe: Recipe) -> None:
         raise RecipeError(f"{where}: labels.methods has progress but not mc; progress labels are computed from the "
                           "MC labels' rollouts, so add mc")
     if recipe.labels.methods is not None and recipe.prm.label_method not in (*recipe.labels.methods, "truth"):
-        kinds = {"mc_early_stop": "mc", "sympy": "formal", "z3": "formal"}
+        kinds = {"mc_early_stop": "mc", "sympy": "formal", "z3": "formal", "sympy_ref": "formal"}
         if kinds.get(recipe.prm.label_method, recipe.prm.label_method) not in recipe.labels.methods:
             raise RecipeError(f"{where}: prm.label_method {recipe.prm.label_method!r} trains on labels no labeler of "
                               f"labels.methods {list(recipe.labels.methods)} writes; add it there or pick one of them")

@@ -63,13 +63,22 @@ def generation_resource(recipe: Recipe, model: str | None = None) -> dict:
     return {"config": _checked("resources.generation", GenerationResource, values, set(values))}
 
 
+def _solution_file(recipe: Recipe) -> dict[str, Any]:
+    """The problems op's settings for a solution file (nothing for a problem file)."""
+    data = recipe.dataset
+    if data.kind != "solutions":
+        return {}
+    reference = data.reference_file()
+    return _set({"kind": data.kind, "reference": None if reference is None else str(reference), "task": data.task})
+
+
 def _refresh(recipe: Recipe) -> dict:
     s, lb, prompt, checks = recipe.sampling, recipe.labels, recipe.prompt, recipe.checks
     shared = _set({"temperature": s.temperature, "top_p": s.top_p, "stop": list(s.stop) if s.stop else None,
                    "max_tokens": s.max_tokens, "system_prompt": prompt.system_prompt,
                    "instruction": prompt.instruction})
     configs = {
-        "problems": _set({"limit": recipe.dataset.limit}),
+        "problems": _set({"limit": recipe.dataset.limit, **_solution_file(recipe)}),
         "solutions": {**_set({"n_samples": s.n, "seed": s.seed, "max_no_answer_share": checks.max_no_answer_share,
                               "min_correct": checks.min_correct}), **shared},
         "rollouts": {**_set({"n_rollouts": lb.rollouts}), **shared},

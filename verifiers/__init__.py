@@ -6,6 +6,7 @@ from verifiers.expression import ExpressionError, PrecedenceParser, Token, token
 from verifiers.extract import extract_answer, is_answer_line
 from verifiers.logic import LogicParseError, check_logic_step, format_formula, parse_formula, parse_step
 from verifiers.pool import PoolConfig, VerifierPool, check_steps, refuse_reimported_main
+from verifiers.reference import Reference, ReferenceVerdict, build_reference, locate_first_error
 from verifiers.verdict import StepVerdict
 
 __all__ = [
@@ -13,9 +14,12 @@ __all__ = [
     "LogicParseError",
     "PoolConfig",
     "PrecedenceParser",
+    "Reference",
+    "ReferenceVerdict",
     "StepVerdict",
     "Token",
     "VerifierPool",
+    "build_reference",
     "check_arithmetic_step",
     "check_logic_step",
     "check_steps",
@@ -25,6 +29,7 @@ __all__ = [
     "grade_answers",
     "grade_verdicts",
     "is_answer_line",
+    "locate_first_error",
     "parse_formula",
     "parse_step",
     "refuse_reimported_main",

@@ -10,8 +10,25 @@ from warehouse.delta import VersionVacuumed
 from warehouse.location import is_remote
 from warehouse.locks import exclusive
 from warehouse.maintenance import UnsafeRetention, check_retention, maintain_table
-from warehouse.methods import COMPARED_METHODS, CONSENSUS, JUDGE, LABEL_SOURCES, TRUTH, method, method_names
-from warehouse.model_registry import ACCEPTED, REJECTED, ModelEntry, latest_model, lineage, register_models
+from warehouse.methods import (
+    COMPARED_METHODS,
+    CONSENSUS,
+    JUDGE,
+    LABEL_SOURCES,
+    REFERENCE_METHODS,
+    TRUTH,
+    method,
+    method_names,
+)
+from warehouse.model_registry import (
+    ACCEPTED,
+    REJECTED,
+    ModelEntry,
+    latest_model,
+    lineage,
+    model_versions,
+    register_models,
+)
 from warehouse.schemas import LABEL_STATUSES, PRIMARY_KEYS, SCHEMA_VERSION, TABLES
 from warehouse.store import Warehouse, WriteResult, is_partition_value, new_run_id, today
 from warehouse.validate import SchemaError
@@ -25,6 +42,7 @@ __all__ = [
     "LABEL_STATUSES",
     "PRIMARY_KEYS",
     "PROJECT_ROOT",
+    "REFERENCE_METHODS",
     "REJECTED",
     "SCHEMA_VERSION",
     "TABLES",
@@ -48,6 +66,7 @@ __all__ = [
     "maintain_table",
     "method",
     "method_names",
+    "model_versions",
     "new_run_id",
     "register_models",
     "snapshot_connection",

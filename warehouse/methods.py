@@ -34,6 +34,7 @@ METHODS: tuple[Method, ...] = (
     Method("progress", "rollout", "Step progress MC(k) - MC(k-1) from the MC rollouts (PAV)"),
     Method("sympy", "formal", "SymPy arithmetic check"),
     Method("z3", "formal", "Z3 logic check"),
+    Method("sympy_ref", "formal", "SymPy + the reference solution's values"),
     Method("judge", "judge", "LLM judge, majority of k votes"),
     Method("consensus", "consensus", "Consensus of methods"),
     Method("human", "human", "Human annotation (imported)"),
@@ -45,6 +46,9 @@ _BY_NAME = {m.name: m for m in METHODS}
 TRUTH = "truth"
 JUDGE = "judge"
 CONSENSUS = "consensus"
+# The methods whose labels read the problem's gold answer (rollouts are graded against it; consensus and progress
+# build on MC): on ProcessBench-style audits they are reported apart from methods that see only problem and steps.
+REFERENCE_METHODS: tuple[str, ...] = ("mc", "mc_early_stop", "omegaprm", "progress", "sympy_ref", "consensus")
 # Every name a training set or an audit can read: the table's methods and the truth.
 LABEL_SOURCES: tuple[str, ...] = (*(m.name for m in METHODS), TRUTH)
 # The label-source comparison's default: exact truth (the ceiling), the rollout methods, the fine-tuned judge and
@@ -68,7 +72,7 @@ def method_names(kind: str | None = None) -> tuple[str, ...]:
     """Names of every method, or of one kind.
 
     >>> method_names("formal")
-    ('sympy', 'z3')
+    ('sympy', 'z3', 'sympy_ref')
     """
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind {kind!r} is unknown; use one of {KINDS}")

@@ -37,7 +37,7 @@ from typing import Any
 import duckdb
 
 from warehouse.db import Snapshot, connect, snapshot_connection
-from warehouse.model_views import ENTRY_COLUMNS, LINEAGE_OF, NEWEST_FIRST
+from warehouse.model_views import ENTRY_COLUMNS, LINEAGE_OF, MODEL_VERSIONS, NEWEST_FIRST
 from warehouse.schemas import MODEL_KINDS, TABLES
 from warehouse.store import Warehouse, WriteResult
 
@@ -286,6 +286,26 @@ def latest_model(snapshot: Snapshot, kind: str, *, source: str | None = None, na
     if skipped:
         _warn_skipped(skipped, kind)
     return None
+
+
+def model_versions(snapshot: Snapshot, kind: str) -> list[ModelEntry]:
+    """The newest registration of every version of ``kind``, newest first; rows that do not parse are skipped with
+    a warning (as :func:`latest_model` does)."""
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"kind={kind!r} is not a model kind; use one of {list(MODEL_KINDS)}")
+    cursor = snapshot_connection(snapshot).execute(
+        f"SELECT * FROM ({MODEL_VERSIONS}) WHERE kind = $kind ORDER BY {NEWEST_FIRST}", {"kind": kind})
+    names = [d[0] for d in cursor.description]
+    entries, skipped = [], []
+    for values in cursor.fetchall():
+        row = dict(zip(names, values, strict=True))
+        try:
+            entries.append(ModelEntry.from_row(row))
+        except (ValueError, TypeError, KeyError) as exc:
+            skipped.append(f"{_short(row.get('name'))} {_short(row.get('version'))}: {exc}")
+    if skipped:
+        _warn_skipped(skipped, kind)
+    return entries
 
 
 def _warn_skipped(skipped: Sequence[str], kind: str) -> None:

@@ -350,6 +350,27 @@ def _judge(logs: Logs) -> str:
     return "\n".join(out)
 
 
+def _processbench(logs: Logs) -> str:
+    (objects,) = logs.values()
+    summary = last_with(objects, "labelers")
+    rows = [[r["method"], r["split"], r["part"], num(r.get("rows"), 0), "yes" if r.get("uses_reference") else "no",
+             num(r.get("error_acc")), num(r.get("correct_acc")), with_ci(r.get("f1"), r.get("f1_ci")),
+             num(r.get("step_precision")), num(r.get("step_recall")), num(r.get("rollouts_per_solution"), 1),
+             num(r.get("seconds_per_solution"), 2)]
+            for r in sorted(summary["labelers"], key=lambda r: (r["split"], r["part"] != "report", -(r["f1"] or 0)))]
+    out = [table(["method", "split", "rows", "n", "reads the gold answer", "error acc", "correct acc", "F1 [95% CI]",
+                  "step precision", "step recall", "rollouts / solution", "seconds / solution"], rows)]
+    prms = summary.get("prms") or []
+    if prms:
+        out += ["", "### PRMs (problem and steps only)", "",
+                table(["PRM", "split", "rows", "threshold", "threshold from", "error acc", "correct acc",
+                       "F1 [95% CI]"],
+                      [[p["prm"], p["split"], num(p.get("rows"), 0), num(p.get("threshold")), p.get("threshold_from"),
+                        num(p.get("error_acc")), num(p.get("correct_acc")), with_ci(p.get("f1"), p.get("f1_ci"))]
+                       for p in prms])]
+    return "\n".join(out)
+
+
 def _scalars(objects: list[dict[str, Any]], key: str) -> str:
     summary = last_with(objects, key)
     rows = [[f"`{k}`", num(v, 3) if isinstance(v, float) else v] for k, v in summary.items()
@@ -470,6 +491,15 @@ STUDIES: tuple[Study, ...] = (
           "accuracy with a 95% bootstrap interval over problems, the tokens each method generated and ran through "
           "its PRM, and each method's paired difference from majority vote and from best-of-N.", _search,
           ("search_truth_in_distribution.png", "search_truth_harder.png")),
+    Study("processbench", "Every labeler and PRM against people (ProcessBench)", ("processbench.log",),
+          "python benchmarks/processbench.py labelers; python benchmarks/processbench.py report --prm NAME=FOLDER ...",
+          "ProcessBench's human first-error labels (GSM8K split: 400 rows; MATH split: 300 rows spread over the "
+          "file) against each label method run through the pipeline's own paths, with SmolLM2-135M-Instruct "
+          "completing every MC and OmegaPRM rollout, and against PRMs that see only problem and steps. Figures are "
+          "`code/run_eval.py`'s (error accuracy, correct accuracy, their harmonic mean F1) as fractions, with a 95% "
+          "bootstrap interval over problems. Part `report`: the rows no rule, threshold or method was chosen on "
+          "(`prm.evaluation.choice_part`); part `all`: every row. Methods that read the gold answer or the "
+          "reference solution are marked: the published PRM and critic figures read neither.", _processbench),
     Study("judge", "The LLM judge", ("judge_base.log", "judge.log", "judge_finetuned.log", "judge_train_card.json"),
           "python benchmarks/judge.py --model smollm2-135m-instruct (zero-shot); python benchmarks/judge.py "
           "(the shipped judge)",

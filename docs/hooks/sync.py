@@ -27,7 +27,7 @@ SHIPPED_CARD = Path("prm/training/shipped/arith-prm/prm_card.json")  # the shipp
 def headline(results: Path, card: Path | None = None) -> str:
     """README's small results table: one line per study, each figure read from its log, and the shipped PRM's line
     read from its card (``card``; default the repository's)."""
-    rows = []
+    rows = processbench_rows(results)
     comparison = last_with(json_objects(results / "prm_per_level_800.log"), "comparison")["comparison"]
     by = {(r["test"], r["method"]): r for r in comparison}
     truth, omega, mc = (by[("in_distribution", m)] for m in ("truth", "omegaprm", "mc"))
@@ -89,6 +89,28 @@ def headline(results: Path, card: Path | None = None) -> str:
                  with_ci(fly["flywheel_minus_single"], fly["flywheel_minus_single_ci"], signed=True),
                  f"[`flywheel_seeds.log`]({LOGS}/flywheel_seeds.log)"])
     return table(["study", "result [95% CI]", "log"], rows)
+
+
+def processbench_rows(results: Path) -> list[list[str]]:
+    """The best label method and the best PRM per ProcessBench split, on the rows no choice was made on (labelers)
+    and at the fixed threshold (PRMs): people's first-error labels, not this project's own truth."""
+    summary = last_with(json_objects(results / "processbench.log"), "labelers")
+    rows = []
+    for split in dict.fromkeys(r["split"] for r in summary["labelers"]):
+        part = [r for r in summary["labelers"] if r["split"] == split and r["part"] == "report" and r["f1"] is not None]
+        best = max(part, key=lambda r: r["f1"])
+        prms = [p for p in summary.get("prms") or [] if p["split"] == split and p["threshold_from"] == "fixed"
+                and p["f1"] is not None]
+        prm = max(prms, key=lambda p: p["f1"]) if prms else None
+        reads = "reads the gold answer" if best["uses_reference"] else "problem and steps only"
+        text = (f"best label method `{best['method']}` ({reads}) F1 {with_ci(best['f1'], best['f1_ci'])} on "
+                f"{best['rows']} rows")
+        if prm is not None:
+            text += f"; best PRM `{prm['prm']}` {with_ci(prm['f1'], prm['f1_ci'])}"
+        rows.append([f"Against people: ProcessBench {split} split, human first-error labels (rows no choice was "
+                     "made on; PRMs at the fixed 0.5 threshold)", text,
+                     f"[`processbench.log`]({LOGS}/processbench.log)"])
+    return rows
 
 
 def shipped_label(card: dict) -> str:

@@ -12,6 +12,7 @@ whose rows fit ``step_labels`` (and, for rollout methods, whose new rollouts fit
 from prm.evaluation import f1_difference_ci
 from prm.labeling.agreement import agreement_markdown, pairwise_agreement
 from prm.labeling.audit import AuditRow, audit_labels, audit_markdown, predicted_first_errors
+from prm.labeling.audit_people import PEOPLE_EXPERIMENT, PeopleAudit, audit_against_people, people_markdown, people_rows
 from prm.labeling.consensus import POLICIES, ConsensusConfig
 from prm.labeling.constants import FORMAL_TIMEOUT_S
 from prm.labeling.judge import JudgeConfig, judge_prompt, parse_vote
@@ -23,13 +24,16 @@ from prm.labeling.partition import (
     PartitionLabelReport,
     audit_partition,
     consensus_partition,
+    derive_partition,
     judge_partition,
     label_partition,
     label_progress_partition,
+    people_audit_partition,
     verify_partition,
 )
 from prm.labeling.progress import ProgressConfig
 from prm.labeling.readiness import ReadinessThresholds, SolutionCounts
+from prm.labeling.reference_check import REFERENCE_METHOD, REFERENCE_TASKS, ReferenceConfig, ReferenceLabeler
 from prm.labeling.registry import LABELERS, LabelerSpec, computed_methods, get_labeler, labelers_needing
 from prm.labeling.resume import chunk_by_problem, label_in_chunks
 from prm.labeling.sampler import CachedRolloutSampler, backend_sampler
@@ -46,7 +50,10 @@ from prm.labeling.types import (
 __all__ = [
     "FORMAL_TIMEOUT_S",
     "LABELERS",
+    "PEOPLE_EXPERIMENT",
     "POLICIES",
+    "REFERENCE_METHOD",
+    "REFERENCE_TASKS",
     "AuditRow",
     "CachedRolloutSampler",
     "ConsensusConfig",
@@ -63,14 +70,18 @@ __all__ = [
     "OmegaPRMLabeler",
     "PartitionLabelReport",
     "PartitionRows",
+    "PeopleAudit",
     "ProgressConfig",
     "QuestionSearch",
     "ReadinessThresholds",
+    "ReferenceConfig",
+    "ReferenceLabeler",
     "RolloutOutcome",
     "RolloutSampler",
     "SolutionCounts",
     "StepLabel",
     "agreement_markdown",
+    "audit_against_people",
     "audit_labels",
     "audit_markdown",
     "audit_partition",
@@ -78,6 +89,7 @@ __all__ = [
     "chunk_by_problem",
     "computed_methods",
     "consensus_partition",
+    "derive_partition",
     "f1_difference_ci",
     "get_labeler",
     "judge_outcome_verdict",
@@ -89,6 +101,9 @@ __all__ = [
     "labelers_needing",
     "pairwise_agreement",
     "parse_vote",
+    "people_audit_partition",
+    "people_markdown",
+    "people_rows",
     "predicted_first_errors",
     "verify_partition",
 ]

@@ -11,13 +11,14 @@ both formal verifiers' verdicts in one pass under the writer ``formal``, as the 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prm.datagen import solutions_to_label
+from prm.datagen import IMPORTED_MARK, solutions_to_label
 from prm.generation import SOLUTION_MAX_TOKENS, GenerationBackend
 from prm.labeling.audit import AuditRow, audit_labels
+from prm.labeling.audit_people import PeopleAudit, audit_against_people
 from prm.labeling.consensus import ConsensusConfig, ConsensusRun, PolicyReport, SolutionVerdicts, consensus_report
 from prm.labeling.constants import FORMAL_TIMEOUT_S
 from prm.labeling.formal import FormalRun, verify_steps
@@ -59,12 +60,14 @@ def label_partition(
     resume: bool = True,
     seed: int = 0,
     max_tokens: int = SOLUTION_MAX_TOKENS,
+    temperature: float = 1.0,
     chunk_solutions: int = 64,
     progress: Callable[[str], None] = print,
 ) -> PartitionLabelReport:
     """Label the partition's solutions with ``method`` and write labels and new rollouts chunk by chunk.
 
-    ``backend`` is called (to start the engine) only when there is something to label.
+    ``backend`` is called (to start the engine) only when there is something to label; fresh rollouts are sampled
+    at ``temperature`` (the policy's own distribution at 1.0; an instruct model such as SmolLM2 wants ~0.7).
     Rollouts already in the warehouse for this policy are reused (never paid twice). With ``resume``,
     solutions already labeled by ``method`` are skipped, so a killed run continues where it stopped;
     without it, the method's earlier labels of the partition are removed first. They are removed too when
@@ -86,7 +89,8 @@ def label_partition(
                                     new_rollouts=0, cost_rollouts=0, cost_tokens=0,
                                     audit=audit_partition(wh, method, source, day))
     existing = [r for r in wh.read_partition("rollouts", source, day).to_pylist() if r["model"] == model]
-    sampler = backend_sampler(backend(), existing, model=model, seed=seed, max_tokens=max_tokens)
+    sampler = backend_sampler(backend(), existing, model=model, seed=seed, max_tokens=max_tokens,
+                              temperature=temperature)
     labeler = get_labeler(method, config)
     totals = defaultdict(int)
     for i, run in enumerate(label_in_chunks(labeler, solutions, sampler, skip=done, max_solutions=chunk_solutions)):
@@ -135,6 +139,24 @@ def audit_partition(wh: Warehouse, method: str, source: str, day: str) -> AuditR
     labels = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] == method]
     steps = wh.read_partition("steps", source, day).to_pylist()
     return audit_labels(method, labels, steps, solutions)
+
+
+def people_audit_partition(wh: Warehouse, methods: Sequence[str], source: str, day: str,
+                           uses_reference: Collection[str] = ()) -> list[PeopleAudit]:
+    """Each of ``methods`` (those with labels here) against the human first errors of the partition's imported
+    solutions (:mod:`prm.datagen.intake`); [] when its problems came from no solution file, whose first errors are
+    a generator's exact truth, not people's. ``uses_reference``: the methods that read gold answers."""
+    problems = wh.read_partition("problems", source, day).to_pylist()
+    imported = {p["problem_id"] for p in problems if IMPORTED_MARK in (p.get("meta_json") or "")}
+    solutions = [s for s in wh.read_partition("solutions", source, day).to_pylist()
+                 if s["problem_id"] in imported and s["status"] == "ok" and s.get("first_error_truth") is not None]
+    if not solutions:
+        return []
+    labels = wh.read_partition("step_labels", source, day).to_pylist()
+    steps = wh.read_partition("steps", source, day).to_pylist()
+    return [audit_against_people(m, [r for r in labels if r["method"] == m], steps, solutions, split=source,
+                                 uses_reference=m in uses_reference)
+            for m in methods if any(r["method"] == m for r in labels)]
 
 
 def derive_partition(wh: Warehouse, method: str, config: Any = None, *, source: str, day: str, run_id: str,

@@ -20,6 +20,7 @@ from prm.labeling.mc import MCConfig, MCLabeler
 from prm.labeling.omega_search import OmegaPRMConfig
 from prm.labeling.omegaprm import OmegaPRMLabeler
 from prm.labeling.progress import ProgressConfig, ProgressLabeler
+from prm.labeling.reference_check import ReferenceConfig, ReferenceLabeler
 from prm.labeling.types import DerivedLabeler, Labeler
 from warehouse import method_names
 
@@ -45,6 +46,7 @@ LABELERS: dict[str, LabelerSpec] = {
     "progress": LabelerSpec(ProgressConfig, ProgressConfig(), ProgressLabeler, "rows"),
     "sympy": LabelerSpec(FormalConfig, FormalConfig(), FormalLabeler, "rows"),
     "z3": LabelerSpec(FormalConfig, FormalConfig(), FormalLabeler, "rows"),
+    "sympy_ref": LabelerSpec(ReferenceConfig, ReferenceConfig(), ReferenceLabeler, "rows"),
     "judge": LabelerSpec(JudgeConfig, JudgeConfig(), JudgeLabeler, "backend"),
     "consensus": LabelerSpec(ConsensusConfig, ConsensusConfig(), ConsensusLabeler, "rows"),
 }
@@ -54,7 +56,7 @@ def computed_methods() -> tuple[str, ...]:
     """Names of the method table's methods the pipeline computes, in table order.
 
     >>> computed_methods()
-    ('mc', 'mc_early_stop', 'omegaprm', 'progress', 'sympy', 'z3', 'judge', 'consensus')
+    ('mc', 'mc_early_stop', 'omegaprm', 'progress', 'sympy', 'z3', 'sympy_ref', 'judge', 'consensus')
     """
     excluded = {n for kind in NOT_COMPUTED_KINDS for n in method_names(kind)}
     return tuple(n for n in method_names() if n not in excluded)
@@ -85,7 +87,7 @@ def get_labeler(name: str, config: Any = None) -> Labeler | DerivedLabeler:
     Traceback (most recent call last):
     ...
     ValueError: labeler 'omega' is unknown; use one of ['consensus', 'judge', 'mc', 'mc_early_stop', 'omegaprm', \
-'progress', 'sympy', 'z3']
+'progress', 'sympy', 'sympy_ref', 'z3']
     """
     if name not in LABELERS:
         raise ValueError(f"labeler {name!r} is unknown; use one of {sorted(LABELERS)}")

@@ -47,7 +47,7 @@ def test_labeled_steps_has_a_column_pair_for_every_method_written(wh: Warehouse)
 def test_method_table_is_consistent() -> None:
     assert len({m.name for m in METHODS}) == len(METHODS)
     assert {m.kind for m in METHODS} <= set(KINDS)
-    assert method_names("formal") == ("sympy", "z3")
+    assert method_names("formal") == ("sympy", "z3", "sympy_ref")
     assert "formal" not in method_names()  # formal is a kind; the tables name the verifier
     with pytest.raises(ValueError, match="not in the method table"):
         method("formal")
