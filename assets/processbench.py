@@ -11,6 +11,7 @@ from pydantic import Field
 from assets.metadata import md_table
 from assets.resources import WarehouseResource
 from prm.evaluation import (
+    PROCESSBENCH_EXPERIMENT,
     PROCESSBENCH_SPLITS,
     evaluate_processbench_files,
     processbench_files,
@@ -18,7 +19,7 @@ from prm.evaluation import (
     processbench_rows,
 )
 from prm.models import weights_digest
-from warehouse import ModelEntry, model_versions, register_models, today
+from warehouse import ModelEntry, connect, model_versions, register_models, today
 
 REGISTRY_SOURCE = "processbench"  # the registry partition of the re-registrations that carry the figures
 
@@ -30,7 +31,9 @@ class ProcessBenchAssetConfig(dg.Config):
     # else the 20-row slices shipped in the package (a smoke figure, not a benchmark one: the metadata says which).
     data: str | None = None
     splits: list[str] = Field(default_factory=lambda: list(PROCESSBENCH_SPLITS))
-    limit: int | None = None  # rows per split (None: all)
+    # Rows per split, evenly spread over it (prm.evaluation.spread; the registry row records how many): 40 keeps the
+    # prm job (and the demo) within seconds for a small PRM on a CPU; None scores every row, the figure to quote.
+    limit: int | None = 40
     max_versions: int = 3  # newest unscored PRM versions per run: each is a model load and a pass over the rows
     rescore: bool = False  # score versions that already carry figures again
 
@@ -84,3 +87,19 @@ def prm_processbench(context: dg.AssetExecutionContext, config: ProcessBenchAsse
         "processbench": md_table(table) if table else "_no PRM version without ProcessBench figures_",
         **({"not_scorable": md_table(skipped)} if skipped else {}),
     })
+
+
+@dg.asset_check(asset=prm_processbench, blocking=True,
+                description="Every PRM version this run scored has a ProcessBench F1 on every split: the rows read "
+                "held both kinds (with an error, all right), else the figure would be undefined, not low.")
+def processbench_figures_defined(context: dg.AssetCheckExecutionContext,
+                                 warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    rows = connect(warehouse.get().root).execute(
+        "SELECT model, split, value FROM prm_evaluations WHERE experiment = ? AND run_id = ? AND metric = ?",
+        [PROCESSBENCH_EXPERIMENT, context.run_id, "processbench_f1"]).fetchall()
+    undefined = sorted(f"{model} on {split}" for model, split, value in rows if value is None)
+    return dg.AssetCheckResult(
+        passed=not undefined, metadata={"figures": len(rows), "undefined": len(undefined)},
+        description=(f"undefined F1 for {', '.join(undefined[:5])}: the rows read lack all-right or wrong solutions; "
+                     "pass more rows (limit) or the full split (data)") if undefined
+        else f"{len(rows)} F1 figures, all defined" if rows else "no PRM version was scored in this run")

@@ -22,7 +22,7 @@ while the next still runs):
    hub or the model in the local Hugging Face cache) on ProcessBench's GSM8K and MATH splits (``--processbench-data``,
    default ``../shared/data/processbench``), beside the paper's F1 at the fixed 0.5 threshold
    (:data:`PROCESSBENCH_PAPER_F1`: 82.4 and 77.6). ``--dry-run`` evaluates the train stage's tiny PRM on the 20-row
-   fixtures (``tests/fixtures/processbench``) instead: the same command, both threshold rules, no download.
+   slices the package ships (``prm/evaluation/slices``) instead: the same command, both threshold rules, no download.
 
 The last stdout line (and ``--out``) is one JSON object: ``dry_run``, ``cuda``, headline numbers
 (``train_tokens_per_s``, ``train_share_of_bf16_peak``, ``*_steps_per_s_*``, ``reward_server_rps_32_clients``,

@@ -12,12 +12,13 @@ Run (resumable: the warehouse under ``--work`` keeps what is labeled; a rerun co
 
     .venv/bin/python benchmarks/processbench.py labelers --work data/processbench-bench
     .venv/bin/python benchmarks/processbench.py train --work data/processbench-bench --out models/processbench-prm
-    .venv/bin/python benchmarks/processbench.py report --work data/processbench-bench --prm NAME=FOLDER ...
+    .venv/bin/python benchmarks/processbench.py prms --work data/processbench-bench --prm NAME=FOLDER ...
+    .venv/bin/python benchmarks/processbench.py report --work data/processbench-bench
 
 ``labelers`` prints progress with an ETA on stderr and one JSON line per (method, split) on stdout; ``train``
 labels every row of the MATH split with the label source chosen on validation rows and trains a SmolLM2 PRM on
-it (LoRA and a two-class head), for the GSM8K split only (never the split it trained on); ``report``
-scores the PRMs (``--prm``) on both splits and prints the table, then one JSON object as its last line:
+it (a two-class head on the frozen backbone), reported on the GSM8K split only (never the split it trained on);
+``prms`` scores PRMs (``--prm``) on the same rows; ``report`` prints the table, then one JSON object as its last line:
 ``{"labelers": [...], "prms": [...]}``.
 """
 
@@ -34,7 +35,13 @@ from typing import Any
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from prm.datagen import intake_rows, read_intake, replace_solutions, store_new_problems  # noqa: E402
-from prm.evaluation import REPORT, SHARED_PROCESSBENCH, choice_part, evaluate_processbench_files  # noqa: E402
+from prm.evaluation import (  # noqa: E402
+    REPORT,
+    SHARED_PROCESSBENCH,
+    choice_part,
+    evaluate_processbench_files,
+    spread,
+)
 from prm.format import PromptTemplate  # noqa: E402
 from prm.labeling import (  # noqa: E402
     JudgeConfig,
@@ -65,7 +72,7 @@ METHODS = ("sympy", "sympy_ref", "judge", "mc_early_stop", "omegaprm", "mc", "pr
 
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("stage", choices=("labelers", "train", "report"))
+    p.add_argument("stage", choices=("labelers", "train", "prms", "report"))
     p.add_argument("--work", type=Path, default=Path("data/processbench-bench"), help="warehouse and results folder")
     p.add_argument("--splits", nargs="+", default=list(SPLITS), choices=list(SPLITS))
     p.add_argument("--rows", type=int, nargs="+", default=[400, 300], help="rows per split, in --splits order")
@@ -75,9 +82,9 @@ def _args() -> argparse.Namespace:
     p.add_argument("--omegaprm-k", type=int, default=2)
     p.add_argument("--max-tokens", type=int, default=320, help="tokens per rollout")
     p.add_argument("--temperature", type=float, default=0.7, help="rollout temperature (SmolLM2 babbles at 1.0)")
-    p.add_argument("--prm", action="append", default=[], metavar="NAME=FOLDER", help="report: a PRM to score")
+    p.add_argument("--prm", action="append", default=[], metavar="NAME=FOLDER", help="prms: a PRM to score")
     p.add_argument("--trained-on", action="append", default=[], metavar="NAME=SPLIT",
-                   help="report: a PRM's training split, whose rows its figures leave out (its threshold may still "
+                   help="prms: a PRM's training split, whose rows its figures leave out (its threshold may still "
                    "be chosen there)")
     p.add_argument("--train-split", default="math", choices=list(SPLITS), help="train: the split whose solutions "
                    "are labeled and trained on (never the one reported)")
@@ -106,15 +113,14 @@ class Progress:
 
 
 def spread_sample(path: Path, rows: int, work: Path) -> Path:
-    """The file itself when it has at most ``rows`` rows, else a copy holding ``rows`` of them spread evenly over
-    it (row i kept when ``i * rows // n`` changes): ProcessBench's MATH file lists its 500 wrong-answer rows first,
-    so its first 300 rows hold no all-right row and no F1 could be computed on them."""
+    """The file itself when it has at most ``rows`` rows, else a copy of ``rows`` of them evenly spread over it
+    (:func:`prm.evaluation.spread`): ProcessBench's MATH file lists its 500 wrong-answer rows first, so its first
+    300 rows hold no all-right row and no F1 could be computed on them."""
     data = json.loads(path.read_text(encoding="utf-8"))
     if len(data) <= rows:
         return path
-    kept = [r for i, r in enumerate(data) if i * rows // len(data) != (i - 1) * rows // len(data) or i == 0]
     out = work / f"{path.stem}_{rows}.json"
-    out.write_text(json.dumps(kept[:rows]), encoding="utf-8")
+    out.write_text(json.dumps([data[i] for i in spread(len(data), rows)]), encoding="utf-8")
     return out
 
 
@@ -263,6 +269,24 @@ def train(args: argparse.Namespace) -> None:
                       "config": config.to_dict()}), flush=True)
 
 
+def prms(args: argparse.Namespace) -> None:
+    """Score each ``--prm`` on the labelers' rows of every split (the same spread sample), and keep the figures in
+    ``prms.json`` for ``report``; a PRM's training split (``--trained-on``) only chooses its other threshold."""
+    files = {s: spread_sample(SPLITS[s][0], rows, args.work) for s, rows in zip(args.splits, args.rows, strict=True)}
+    trained_on = dict(spec.partition("=")[::2] for spec in args.trained_on)
+    path = args.work / "prms.json"
+    out = [p for p in (json.loads(path.read_text()) if path.is_file() else [])
+           if p["prm"] not in {spec.partition("=")[0] for spec in args.prm}]
+    for spec in args.prm:
+        name, _, folder = spec.partition("=")
+        result = evaluate_processbench_files(folder, files, model=name)
+        for line in result.lines():
+            print(f"{name}: {line}", flush=True)
+        out += [{"prm": name, **r.to_json(), "seconds": result.seconds} for r in result.results
+                if r.split != trained_on.get(name)]
+        path.write_text(json.dumps(out, indent=1))
+
+
 def report(args: argparse.Namespace) -> None:
     wh = Warehouse(str(args.work / "warehouse"))
     seconds = json.loads((args.work / "seconds.json").read_text())
@@ -272,15 +296,7 @@ def report(args: argparse.Namespace) -> None:
     shown = [PeopleAudit(**{k: v for k, v in r.items() if k != "part"} | {"f1_ci": tuple(r["f1_ci"] or ()) or None})
              for r in labeler_rows if r["part"] == REPORT]
     print(people_markdown(shown))
-    files = {s: SPLITS[s][0] for s in args.splits}  # PRMs see every row of each split
-    prms = []
-    trained_on = dict(spec.partition("=")[::2] for spec in args.trained_on)
-    for spec in args.prm:
-        name, _, folder = spec.partition("=")
-        result = evaluate_processbench_files(folder, files, model=name)
-        for line in result.lines():
-            print(f"{name}: {line}")
-        prms += [{"prm": name, **r.to_json()} for r in result.results if r.split != trained_on.get(name)]
+    prms = json.loads((args.work / "prms.json").read_text()) if (args.work / "prms.json").is_file() else []
     keys = ("method", "split", "part", "rows", "uses_reference", "error_acc", "correct_acc", "f1", "f1_ci",
             "step_precision", "step_recall", "rollouts_per_solution", "tokens_per_solution", "seconds_per_solution")
     print(json.dumps({"labelers": [{k: r[k] for k in keys} for r in labeler_rows], "prms": prms}))
@@ -288,4 +304,4 @@ def report(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     arguments = _args()
-    {"labelers": labelers, "train": train, "report": report}[arguments.stage](arguments)
+    {"labelers": labelers, "train": train, "prms": prms, "report": report}[arguments.stage](arguments)

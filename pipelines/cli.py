@@ -90,13 +90,23 @@ def dry_run_text(recipe: Recipe, day: str) -> str:
 
     from pipelines.inbox import stage_dataset
     from pipelines.runner import describe_model
+    from prm.datagen import read_intake
     from prm.tasks import load_problems
 
     lines = [f"recipe {recipe.name!r} is valid; day {day}, source {recipe.source!r}"]
     for role, name in (("policy", recipe.policy.model), ("PRM backbone", recipe.prm_base_model),
                        ("RL policy", recipe.rl_policy), ("search policy", recipe.search_policy)):
         lines.append(f"{role:<14} {describe_model(name)}")
-    if recipe.dataset.path is not None:
+    if recipe.dataset.path is not None and recipe.dataset.kind == "solutions":
+        try:
+            intake = read_intake(recipe.dataset.file(), source=recipe.source, reference=recipe.dataset.reference_file(),
+                                 task=recipe.dataset.task, limit=recipe.dataset.limit)
+        except (FileNotFoundError, ValueError) as exc:
+            raise RecipeError(f"dataset {recipe.dataset.file()}: {exc}") from None
+        gold = sum(bool(p.gold_answer) for p in intake.problems)
+        lines.append(f"dataset        {intake.loaded.summary()}; {gold} of {len(intake.problems)} problems with a "
+                     "gold answer")
+    elif recipe.dataset.path is not None:
         with tempfile.TemporaryDirectory() as scratch:
             staged = stage_dataset(recipe, Path(scratch))
             try:

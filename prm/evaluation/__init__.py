@@ -67,6 +67,7 @@ from prm.evaluation.processbench_eval import (
     evaluate_processbench_files,
     load_split,
     prm_folder,
+    spread,
 )
 from prm.evaluation.sensitivity import (
     Siblings,
@@ -155,6 +156,7 @@ __all__ = [
     "sensitivity_text",
     "sibling_pairs",
     "split_test_sets",
+    "spread",
     "step_auc",
     "step_f1",
     "training_negative",

@@ -334,13 +334,13 @@ def spread(n: int, limit: int | None) -> list[int]:
     ProcessBench lists a split's error rows first, so its first rows would hold no all-right row.
 
     >>> spread(10, 4), spread(3, 5)
-    ([0, 2, 5, 7], [0, 1, 2])
+    ([0, 3, 5, 8], [0, 1, 2])
     """
     if limit is not None and limit < 1:
         raise ValueError(f"limit {limit} keeps no row; pass a positive number or None")
     if limit is None or limit >= n:
         return list(range(n))
-    return [i * n // limit for i in range(limit)]
+    return [-(-i * n // limit) for i in range(limit)]  # ceil(i * n / limit): the first row of each of limit bins
 
 
 def load_split(split: str, path: str | Path, *, limit: int | None = None) -> SplitRows:

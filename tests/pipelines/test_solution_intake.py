@@ -97,3 +97,17 @@ def test_a_recipe_says_what_its_file_holds_and_refuses_what_cannot_apply() -> No
         parse_recipe({"dataset": {"path": "x.jsonl", "reference": "gsm8k.jsonl"}})
     with pytest.raises(RecipeError, match=r"dataset\.task 'physics' is unknown"):
         parse_recipe({"dataset": {"path": "x.jsonl", "kind": "solutions", "task": "physics"}})
+
+
+def test_a_dry_run_of_a_solutions_recipe_reads_the_file_and_its_reference(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from pipelines.cli import main
+
+    recipe = tmp_path / "pb.yaml"
+    recipe.write_text(f"dataset: {{path: {SLICES / 'gsm8k.json'}, source: pb, kind: solutions, "
+                      f"reference: {SLICES / 'gsm8k_reference.jsonl'}, task: gsm8k}}\nlabels: {{methods: [formal]}}\n"
+                      "prm: {label_method: sympy_ref}\n")
+    result = CliRunner().invoke(main, ["run", str(recipe), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "20 of 20 rows kept" in result.output and "19 of 19 problems with a gold answer" in result.output
