@@ -305,7 +305,7 @@ def _prm_scorer(name: str, convention: str | None, trust_remote_code: bool, engi
 
 
 def _critic(judge: str, base_url: str | None, max_tokens: int) -> tuple[object, object]:
-    """A :class:`prm.evaluation.processbench_eval.GenerationCritic` over a local vLLM engine or a server, and the
+    """A :class:`prm.evaluation.GenerationCritic` over a local vLLM engine or a server, and the
     backend's ``close``."""
     from prm.evaluation import GenerationCritic
     from prm.generation import GenerationConfig, make_backend

@@ -61,6 +61,12 @@ def _render(tokens: tuple[Token, ...]) -> str:
     return "".join(t.text for t in tokens)
 
 
+def plain_text(step_text: str) -> str:
+    """``step_text`` with calculator annotations (``<<48/2=24>>``) blanked and LaTeX rewritten as plain arithmetic:
+    the text every reader of a step's numbers works on."""
+    return _latex_to_plain(_ANNOTATION.sub(" ", step_text))
+
+
 def _latex_to_plain(text: str) -> str:
     for pattern, repl in _LATEX_SUBS:
         text = pattern.sub(repl, text)
@@ -171,7 +177,7 @@ def find_equations(step_text: str, tokenizer: Callable[[str], list[Token]] = tok
     ['((1)/(2))*8 = 4', '4 = 2+2']
     """
     annotations = _ANNOTATION.findall(step_text)
-    text = _latex_to_plain(_ANNOTATION.sub(" ", step_text))
+    text = plain_text(step_text)
     equations: list[Equation] = []
     for chunk in [*annotations, text]:
         tokens = tokenizer(chunk)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from verifiers.constants import MAX_STEP_CHARS
-from verifiers.equations import _ANNOTATION, _latex_to_plain, find_equations  # the one LaTeX/annotation reading
+from verifiers.equations import find_equations, plain_text
 from verifiers.expression import ExpressionError, Token, evaluate, tokenize
 from verifiers.verdict import StepVerdict, has_text
 
@@ -88,18 +88,13 @@ class WrittenNumber:
         return (self.value, self.value / 100) if self.percent else (self.value,)
 
 
-def _plain(text: str) -> str:
-    """The text with calculator annotations removed and LaTeX rewritten to plain arithmetic."""
-    return _latex_to_plain(_ANNOTATION.sub(" ", text))
-
-
 def _blank_markers(text: str) -> str:
     return _MARKER.sub(lambda m: " " * len(m.group()), text)
 
 
 def _number_tokens(text: str) -> list[tuple[Token, bool]]:
     """NUM tokens of the plain text with whether a ``%`` follows; ExpressionError beyond the size limits."""
-    tokens = tokenize(_blank_markers(_plain(text)))
+    tokens = tokenize(_blank_markers(plain_text(text)))
     return [(t, k + 1 < len(tokens) and tokens[k + 1].kind == "PCT") for k, t in enumerate(tokens) if t.kind == "NUM"]
 
 
@@ -192,7 +187,7 @@ def answer_value(answer: str | None) -> Fraction | None:
     if not has_text(answer) or len(answer) > MAX_STEP_CHARS:
         return None
     try:
-        tokens = tokenize(_plain(answer))
+        tokens = tokenize(plain_text(answer))
     except ExpressionError:
         return None
     last = max((k for k, t in enumerate(tokens) if t.kind in _MATH_KINDS), default=None)

@@ -1,5 +1,6 @@
 """Evaluation of step labels and PRMs: shared metrics, ProcessBench-style PRM evaluation, best-of-N, plots."""
 
+from prm.evaluation.critic import CRITIQUE_TEMPLATE, GenerationCritic
 from prm.evaluation.heldout import IN_DISTRIBUTION, heldout_solutions, split_test_sets
 from prm.evaluation.intervals import paired_bon_difference, paired_f1_difference, pooled_bon, pooled_f1
 from prm.evaluation.latest import latest_f1
@@ -60,8 +61,6 @@ from prm.evaluation.processbench_data import (
     processbench_rows,
 )
 from prm.evaluation.processbench_eval import (
-    CRITIQUE_TEMPLATE,
-    GenerationCritic,
     ProcessBenchReport,
     SplitResult,
     evaluate_processbench_files,

@@ -16,20 +16,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from prm.evaluation.critic import CRITIQUE_TEMPLATE, GenerationCritic, critique_index, critique_prompt, extract_boxed
 from prm.evaluation.intervals import f1_ci
 from prm.evaluation.prm_eval import ScoredSolution, as_solutions, choose_threshold
 from prm.evaluation.processbench import official_score, score_rows
 from prm.evaluation.processbench_eval import (
     CRITIC,
-    CRITIQUE_TEMPLATE,
     FIXED,
-    GenerationCritic,
     StepReads,
     choose_threshold_on,
-    critique_index,
-    critique_prompt,
     evaluate_processbench_files,
-    extract_boxed,
     f1_interval,
     read_steps,
 )
