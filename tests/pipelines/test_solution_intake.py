@@ -1,6 +1,7 @@
-"""Solutions a user already has, end to end on a 20-row ProcessBench slice committed as a fixture (no ../shared):
+"""Solutions a user already has, end to end on the 20-row ProcessBench slices the package ships (no ../shared):
 the inbox file and its sidecar, problems with the reference's gold answers, the solutions stored as they are, a
-formal labeler, and the audit against people's first-error labels, queryable with SQL."""
+formal labeler and the reference check, the audit against people's first-error labels (queryable with SQL), and the
+eval command on the shipped PRM."""
 
 from __future__ import annotations
 
@@ -111,3 +112,23 @@ def test_a_dry_run_of_a_solutions_recipe_reads_the_file_and_its_reference(tmp_pa
     result = CliRunner().invoke(main, ["run", str(recipe), "--dry-run"])
     assert result.exit_code == 0, result.output
     assert "20 of 20 rows kept" in result.output and "19 of 19 problems with a gold answer" in result.output
+
+
+def test_the_command_scores_the_shipped_prm_on_the_slices(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from pipelines.cli import main
+    from prm.evaluation import score_rows
+
+    out = tmp_path / "preds.jsonl"
+    result = CliRunner().invoke(main, ["eval", "processbench", "--prm", "arith-prm", "--data", str(SLICES),
+                                       "--split", "gsm8k", "math", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    last = json.loads(result.output.strip().splitlines()[-1])
+    assert last["prm"].startswith("arith-prm@")
+    assert [(s["split"], s["threshold_from"]) for s in last["splits"]] == [
+        ("gsm8k", "fixed"), ("gsm8k", "math"), ("math", "fixed"), ("math", "gsm8k")]
+    preds = [json.loads(line) for line in out.read_text().splitlines()]
+    for split in ("gsm8k", "math"):
+        fixed = next(s for s in last["splits"] if s["split"] == split and s["threshold_from"] == "fixed")
+        assert score_rows([p for p in preds if p["split"] == split]).f1 == fixed["f1"] and fixed["rows"] == 20
