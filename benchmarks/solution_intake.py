@@ -96,12 +96,28 @@ def main() -> None:
     rows, data = solutions(args.rows)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, path in write_files(rows, Path(tmp)).items():
+        files = write_files(rows, Path(tmp))
+        for name, path in files.items():
             seconds = best_time(path, args.rows)
             results.append({"format": name, "seconds": round(seconds, 4), "rows_per_s": round(args.rows / seconds),
                             "mb": round(path.stat().st_size / 1e6, 1)})
             print(f"{name:22s} {seconds:8.3f} s  {args.rows / seconds:10.0f} rows/s", file=sys.stderr)
-    print(json.dumps({"rows": args.rows, "data": data, "formats": results}))
+        intake = whole_intake(files["processbench_json"])
+    print(json.dumps({"rows": args.rows, "data": data, "formats": results, "intake": intake}))
+
+
+def whole_intake(path: Path) -> dict:
+    """The pipeline's whole intake of the file (read, reference join, solutions/steps rows, answers graded in the
+    verifier pool) with the GSM8K test file as reference when ../shared has it: seconds and counts."""
+    from prm.datagen import intake_rows, read_intake
+
+    reference = SHARED.parent / "gsm8k" / "test.jsonl"
+    start = time.perf_counter()
+    intake = read_intake(path, source="bench", reference=reference if reference.is_file() else None)
+    read_s = time.perf_counter() - start
+    _, _, counts = intake_rows(intake.loaded)
+    return {"read_and_reference_s": round(read_s, 3), "total_s": round(time.perf_counter() - start, 3),
+            "reference_matched": intake.n_reference_matched, **counts.metadata()}
 
 
 if __name__ == "__main__":

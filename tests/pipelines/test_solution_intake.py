@@ -132,3 +132,18 @@ def test_the_command_scores_the_shipped_prm_on_the_slices(tmp_path: Path) -> Non
     for split in ("gsm8k", "math"):
         fixed = next(s for s in last["splits"] if s["split"] == split and s["threshold_from"] == "fixed")
         assert score_rows([p for p in preds if p["split"] == split]).f1 == fixed["f1"] and fixed["rows"] == 20
+
+
+def test_five_thousand_solutions_go_in_with_every_count(tmp_path: Path) -> None:
+    from prm.datagen import intake_rows, read_intake
+
+    rows = json.loads((SLICES / "gsm8k.json").read_text())
+    big = [{**r, "id": f"{r['id']}-{k}"} for k in range(250) for r in rows]
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(big))
+    intake = read_intake(path, source="big", reference=SLICES / "gsm8k_reference.jsonl", task="gsm8k")
+    sols, steps, counts = intake_rows(intake.loaded)
+    assert counts.n_solutions == len(sols) == 5000 and counts.n_problems == 19 and counts.n_human_labeled == 5000
+    assert counts.n_steps == len(steps) == 250 * sum(len(r["steps"]) for r in rows)
+    assert counts.n_with_gold == 5000 and intake.n_reference_matched == 5000
+    assert sum(s["first_error_truth"] == -1 for s in sols) == 2500  # the slice: 10 all-right rows of 20
