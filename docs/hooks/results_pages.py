@@ -499,7 +499,12 @@ STUDIES: tuple[Study, ...] = (
           "`code/run_eval.py`'s (error accuracy, correct accuracy, their harmonic mean F1) as fractions, with a 95% "
           "bootstrap interval over problems. Part `report`: the rows no rule, threshold or method was chosen on "
           "(`prm.evaluation.choice_part`); part `all`: every row. Methods that read the gold answer or the "
-          "reference solution are marked: the published PRM and critic figures read neither.", _processbench),
+          "reference solution are marked: the published PRM and critic figures read neither. A method's predicted "
+          "first error is the one it states, else the first step it labels wrong, -1 when it labels every step "
+          "right; a row where it leaves a step undecided before any wrong one is a miss (SymPy decides about a "
+          "third of the steps, so on most all-right rows it makes no claim). A PRM predicts the first step scored "
+          "below the threshold: the fixed 0.5, or one chosen on the other split; the PRM trained on the MATH "
+          "split's labels is reported on GSM8K only.", _processbench),
     Study("judge", "The LLM judge", ("judge_base.log", "judge.log", "judge_finetuned.log", "judge_train_card.json"),
           "python benchmarks/judge.py --model smollm2-135m-instruct (zero-shot); python benchmarks/judge.py "
           "(the shipped judge)",

@@ -99,17 +99,17 @@ def processbench_rows(results: Path) -> list[list[str]]:
     for split in dict.fromkeys(r["split"] for r in summary["labelers"]):
         part = [r for r in summary["labelers"] if r["split"] == split and r["part"] == "report" and r["f1"] is not None]
         best = max(part, key=lambda r: r["f1"])
-        prms = [p for p in summary.get("prms") or [] if p["split"] == split and p["threshold_from"] == "fixed"
-                and p["f1"] is not None]
-        prm = max(prms, key=lambda p: p["f1"]) if prms else None
+        prms = [p for p in summary.get("prms") or [] if p["split"] == split and p["f1"] is not None]
         reads = "reads the gold answer" if best["uses_reference"] else "problem and steps only"
         text = (f"best label method `{best['method']}` ({reads}) F1 {with_ci(best['f1'], best['f1_ci'])} on "
                 f"{best['rows']} rows")
-        if prm is not None:
-            text += f"; best PRM `{prm['prm']}` {with_ci(prm['f1'], prm['f1_ci'])}"
-        rows.append([f"Against people: ProcessBench {split} split, human first-error labels (rows no choice was "
-                     "made on; PRMs at the fixed 0.5 threshold)", text,
-                     f"[`processbench.log`]({LOGS}/processbench.log)"])
+        for rule, label in (("fixed", "at 0.5"), (None, "threshold chosen on the other split")):
+            mine = [p for p in prms if (p["threshold_from"] == "fixed") == (rule == "fixed")]
+            if mine:
+                prm = max(mine, key=lambda p: p["f1"])
+                text += f"; best PRM {label} `{prm['prm']}` {with_ci(prm['f1'], prm['f1_ci'])}"
+        rows.append([f"Against people: ProcessBench {split} split, human first-error labels (labelers on the rows "
+                     "no choice was made on)", text, f"[`processbench.log`]({LOGS}/processbench.log)"])
     return rows
 
 
