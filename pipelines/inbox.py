@@ -141,9 +141,9 @@ def stage_dataset(recipe: Recipe, inbox: Path) -> Path | None:
     data = _mapped_rows(src, fields, order) if rewrite else src.read_bytes()
     if not target.is_file() or target.read_bytes() != data:
         _write_atomic(target, data)
-    data = recipe.dataset
-    reference = data.reference_file()
-    sidecar = replace(recipe, dataset=DatasetSpec(limit=data.limit, kind=data.kind, task=data.task,
+    spec = recipe.dataset
+    reference = spec.reference_file()  # absolute: the sidecar lives in the inbox, not beside the recipe
+    sidecar = replace(recipe, dataset=DatasetSpec(limit=spec.limit, kind=spec.kind, task=spec.task,
                                                   reference=None if reference is None else str(reference)))
     text = f"# written by `prm-pipeline run` from recipe {recipe.name!r}; the sensor and schedule read it\n"
     text += dump_recipe(sidecar)
