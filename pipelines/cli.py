@@ -163,7 +163,10 @@ SHIPPED_PRM_NAME = "arith-prm"  # prm/training/shipped/arith-prm, the PRM the re
 
 @main.group("eval")
 def eval_group() -> None:
-    """Evaluate a PRM or a critic on an external step-labelled benchmark."""
+    """Evaluate a PRM or a critic on an external step-labelled benchmark.
+
+    Example: prm-pipeline eval processbench --prm arith-prm --data prm/evaluation/slices
+    """
 
 
 @eval_group.command("processbench")
