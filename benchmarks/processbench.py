@@ -44,9 +44,11 @@ from prm.evaluation import (  # noqa: E402
 )
 from prm.format import PromptTemplate  # noqa: E402
 from prm.labeling import (  # noqa: E402
+    ConsensusConfig,
     JudgeConfig,
     MCConfig,
     OmegaPRMConfig,
+    PeopleAudit,
     audit_against_people,
     consensus_partition,
     derive_partition,
@@ -162,8 +164,6 @@ def label(wh: Warehouse, method: str, split: str, args: argparse.Namespace, engi
     elif method in ("sympy_ref", "progress"):
         derive_partition(wh, method, **kw)
     elif method == "consensus":
-        from prm.labeling import ConsensusConfig
-
         consensus_partition(wh, ConsensusConfig(), **kw)
     elif method == "judge":
         judge_partition(wh, lambda: engine(JUDGE_NAME), JudgeConfig(k=1, temperature=0.0), policy_prompt=prompter,
@@ -291,8 +291,6 @@ def report(args: argparse.Namespace) -> None:
     wh = Warehouse(str(args.work / "warehouse"))
     seconds = json.loads((args.work / "seconds.json").read_text())
     labeler_rows = [r for split in args.splits for r in audits(wh, split, seconds.get(split, {}))]
-    from prm.labeling import PeopleAudit
-
     shown = [PeopleAudit(**{k: v for k, v in r.items() if k != "part"} | {"f1_ci": tuple(r["f1_ci"] or ()) or None})
              for r in labeler_rows if r["part"] == REPORT]
     print(people_markdown(shown))
