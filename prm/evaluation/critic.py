@@ -19,7 +19,7 @@ CRITIC_MAX_TOKENS = 8192  # run_eval.py's budget per critique (32768 for QwQ)
 # (sys.int_info.default_max_str_digits), and a number that long could only miss the label.
 MAX_BOX_CHARS = 5000
 # code/templates/critique_template.txt of QwenLM/ProcessBench (commit e802463), read().strip() as run_eval.py does;
-# prm.labeling.judge.JUDGE_TEMPLATE is the same text with {tagged_response} named {paragraphs} (tested).
+# prm.labeling.judge.JUDGE_TEMPLATE is built from it, {tagged_response} named {paragraphs}.
 CRITIQUE_TEMPLATE = (
     "The following is a math problem and a solution (split into paragraphs, enclosed with tags and indexed "
     "from 0):\n\n[Math Problem]\n\n{problem}\n\n[Solution]\n\n{tagged_response}\n\n"

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prm.datagen import SolutionToLabel
+from prm.evaluation import CRITIQUE_TEMPLATE
 from prm.format import labels_from_first_error, statuses_from_first_error
 from prm.generation import GenerationBackend, sample_solutions
 from prm.labeling.types import LabelRun, StepLabel, params_json
@@ -30,14 +31,8 @@ from prm.models import JUDGE_NAME, prompter_for
 from warehouse import JUDGE
 
 TIE_BREAKS = ("earliest", "none")
-# ProcessBench's critique prompt, verbatim apart from the placeholders.
-JUDGE_TEMPLATE = (
-    "The following is a math problem and a solution (split into paragraphs, enclosed with tags and indexed "
-    "from 0):\n\n[Math Problem]\n\n{problem}\n\n[Solution]\n\n{paragraphs}\n\n"
-    "Your task is to review and critique the solution paragraph by paragraph. Once you identify an error in a "
-    "paragraph, return the index of the paragraph where the earliest error occurs. Otherwise, return the index "
-    "of -1 (which typically denotes \"not found\").\n\nPlease put your final answer (i.e., the index) in \\boxed{{}}."
-)
+# ProcessBench's critique prompt (prm.evaluation owns the verbatim text), its tagged solution named {paragraphs}.
+JUDGE_TEMPLATE = CRITIQUE_TEMPLATE.replace("{tagged_response}", "{paragraphs}")
 # Answer forms accepted: \boxed{k} (ProcessBench) and "Earliest error: k"; ASCII digits only, at most 6 of them
 # so a hostile "\boxed{999...}" never builds a huge int. Every repeat is possessive (``*+``, ``?+``): the optional
 # words between "earliest error" and the index never trade whitespace with each other, so a sample of spaces or
