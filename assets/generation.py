@@ -196,11 +196,12 @@ def _imported_solutions(context: dg.AssetExecutionContext, config: SolutionsConf
     if derived:
         context.log.info(f"re-reading {day}|{source}: removed {derived} rows derived from the old solutions")
     context.log.info(f"stored {len(sols)} solutions of {path.name} as they are ({loaded.format}); nothing sampled")
-    verdict = readiness(SolutionCounts.from_rows(sols), config.thresholds())
+    solution_counts = SolutionCounts.from_rows(sols)
+    verdict = readiness(solution_counts, config.thresholds())
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(sols),
         "steps": len(steps),
-        **SolutionCounts.from_rows(sols).metadata(),
+        **solution_counts.metadata(),
         "max_no_answer_share": config.max_no_answer_share,
         "min_correct": config.min_correct,
         "readiness": verdict.message,

@@ -106,7 +106,7 @@ def gold_from_outcomes(loaded: LoadedSolutions) -> tuple[LoadedSolutions, int]:
     gold: dict[str, str] = {}
     for r in loaded.records:
         if r.problem_id not in known and r.problem_id not in gold and r.final_answer_correct:
-            answer = extract_answer(r.steps[-1]) or extract_answer(STEP_JOIN.join(r.steps))
+            answer = final_answer(r.steps)
             if answer:
                 gold[r.problem_id] = answer
     if not gold:
@@ -120,6 +120,15 @@ def with_gold(loaded: LoadedSolutions, gold: dict[str, str]) -> LoadedSolutions:
     partition's ``problems`` rows hold them."""
     records = tuple(replace(r, gold_answer=gold.get(r.problem_id) or None) for r in loaded.records)
     return replace(loaded, records=records)
+
+
+def final_answer(steps: tuple[str, ...]) -> str | None:
+    """The answer an imported solution states: in its last step, else anywhere in it.
+
+    >>> final_answer(("2+2 = 4", "The answer is 4."))
+    '4'
+    """
+    return extract_answer(steps[-1]) or extract_answer(STEP_JOIN.join(steps))
 
 
 def _problem(record: SolutionRecord, task: str) -> ProblemRecord:
@@ -140,7 +149,7 @@ def intake_rows(loaded: LoadedSolutions) -> tuple[list[dict[str, Any]], list[dic
         sample_idx = per_problem.get(record.problem_id, 0)
         per_problem[record.problem_id] = sample_idx + 1
         text = STEP_JOIN.join(record.steps)
-        answer = extract_answer(record.steps[-1]) or extract_answer(text)
+        answer = final_answer(record.steps)
         if record.gold_answer:
             pending.append((len(solutions), answer, record.gold_answer))
         solutions.append({"solution_id": record.solution_id, "problem_id": record.problem_id,

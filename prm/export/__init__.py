@@ -6,8 +6,8 @@ from prm.export.hub import HubUnavailableError, push_to_hub
 from prm.export.math_shepherd import math_shepherd_text, read_math_shepherd, write_math_shepherd
 from prm.export.processbench import read_processbench, write_processbench
 from prm.export.rows import check_stepwise_rows
-from prm.export.tag_escape import escape_tag
 from prm.export.trl import read_trl_stepwise, save_dataset, write_trl_stepwise
+from prm.format import escape_tag
 
 __all__ = [
     "HubUnavailableError",

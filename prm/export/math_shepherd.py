@@ -10,7 +10,7 @@ Steps are numbered here (``Step k: ``) whatever they already say, and the reader
 prefix, so a round trip returns each step unchanged.
 
 The tag inside the text: a problem or step that contains ``ки`` (``киев``, a step that starts with ``ки``) is
-escaped by :func:`prm.export.tag_escape.escape_tag` (a WORD JOINER, U+2060, after its ``к``; joiners already
+escaped by :func:`prm.format.tag_escape.escape_tag` (a WORD JOINER, U+2060, after its ``к``; joiners already
 in the text doubled), so every ``ки`` in the file is a tag and every reader counts one per step;
 :func:`read_math_shepherd` undoes the escape. The scorer reads the same escaped text
 (:func:`math_shepherd_text`), so an exported input is exactly what the Math-Shepherd PRM scores.
@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from prm.export.rows import ID_KEYS, require_hard
-from prm.export.tag_escape import escape_tag, unescape_tag
 from prm.files import json_kind, read_jsonl_lines, write_jsonl
-from prm.format import CONVENTIONS
+from prm.format import CONVENTIONS, escape_tag, unescape_tag
 
 CONVENTION = CONVENTIONS["math-shepherd"]
 TAG = CONVENTION.step_tag  # "ки"

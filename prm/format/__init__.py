@@ -33,11 +33,13 @@ from prm.format.prompts import (
     prompt_version,
 )
 from prm.format.steps import STEP_SEPARATOR, Segmented, from_spans, join_steps, segment, split_steps
+from prm.format.tag_escape import ESCAPE, escape_tag, unescape_tag
 
 __all__ = [
     "CONVENTIONS",
     "CONVENTION_FILE",
     "DEFAULT_TEMPLATE",
+    "ESCAPE",
     "PLAIN_PROMPT_SUFFIX",
     "SEARCH_AND_LEARN_SYSTEM_PROMPT",
     "STATUS_BY_CONVENTION",
@@ -52,6 +54,7 @@ __all__ = [
     "StepTagConvention",
     "cell",
     "encode_steps",
+    "escape_tag",
     "first_error_of",
     "format_prompt",
     "from_spans",
@@ -63,4 +66,5 @@ __all__ = [
     "split_steps",
     "statuses_from_first_error",
     "tag_ids",
+    "unescape_tag",
 ]

@@ -10,7 +10,7 @@ this project's layout):
   a special token, so the tokenizer cuts the text at each tag anyway and :func:`encode_steps`'s per-step
   tokenization gives the card's ids; the ``<|im_end|>`` the card appends after the last tag is left out, as
   a causal model's score at a tag never sees later tokens. A literal ``<extra_0>`` in the problem or a step
-  would be cut out as one more tag token, so it is escaped (:func:`prm.export.tag_escape.escape_tag`: a WORD
+  would be cut out as one more tag token, so it is escaped (:func:`prm.format.tag_escape.escape_tag`: a WORD
   JOINER after its ``<``, which keeps it plain text) with a warning, and the PRM reads one tag per step.
 * ``math-shepherd``: the card's input ``f"{problem} Step 1: ... ки\\nStep 2: ... ки"``
   (:func:`prm.export.math_shepherd.math_shepherd_text`), tokenized *whole* and read where the ids equal the

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from prm.files import json_kind
-from prm.format import CONVENTIONS, first_error_of, segment
+from prm.format import CONVENTIONS, first_error_of, segment, unescape_tag
 from prm.tasks.datasets import RejectedRow, _file_rows, _gold, load_problems
 from prm.tasks.records import stable_id
 from prm.tasks.sources import is_source_name
@@ -48,7 +48,6 @@ LAYOUTS = {
 _SHEPHERD = CONVENTIONS["math-shepherd"]
 _TAG, _GOOD, _BAD = _SHEPHERD.step_tag, _SHEPHERD.good_token, _SHEPHERD.bad_token
 _FIRST_STEP = " Step 1: "  # the question ends where the first numbered step begins
-_JOINER = "\u2060"  # prm.export.tag_escape.ESCAPE: put inside a literal tag in the text, doubled when already there
 _SHOWN = 60  # characters of a bad value quoted in a message
 
 
@@ -216,20 +215,6 @@ def _trl(row: dict[str, Any]) -> _Parsed:
                    step_labels=tuple(labels), **_common(row))
 
 
-def _unescape(text: str) -> str:
-    """Undo prm.export.tag_escape.escape_tag: a doubled U+2060 becomes one, a single one is dropped."""
-    if _JOINER not in text:
-        return text
-    out, i = [], 0
-    while (j := text.find(_JOINER, i)) >= 0:
-        out.append(text[i:j])
-        doubled = text.startswith(_JOINER, j + 1)
-        out.append(_JOINER if doubled else "")
-        i = j + 2 if doubled else j + 1
-    out.append(text[i:])
-    return "".join(out)
-
-
 def _shepherd_layout(problem: str, steps: list[str], marks: list[str]) -> str:
     return f"{problem} " + "\n".join(f"Step {k}: {step} {mark}" for k, (step, mark) in
                                      enumerate(zip(steps, marks, strict=True), 1))
@@ -267,8 +252,8 @@ def _math_shepherd(row: dict[str, Any]) -> _Parsed:
         raise ValueError(f"label {_short(label[:_SHOWN])} is not the input with each {_TAG!r} replaced by "
                          f"{_GOOD!r} or {_BAD!r}; write the label text that way")
     labels = [m == _GOOD for m in marks]
-    return _Parsed(question=_question(_unescape(problem), "the input's problem"),
-                   steps=tuple(_unescape(s) for s in steps), first_error=first_error_of(labels),
+    return _Parsed(question=_question(unescape_tag(problem), "the input's problem"),
+                   steps=tuple(unescape_tag(s) for s in steps), first_error=first_error_of(labels),
                    step_labels=tuple(labels), **_common(row))
 
 

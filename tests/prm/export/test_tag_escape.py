@@ -18,7 +18,7 @@ from prm.export import (
     write_processbench,
     write_trl_stepwise,
 )
-from prm.export.tag_escape import ESCAPE, escape_tag, unescape_tag
+from prm.format.tag_escape import ESCAPE, escape_tag, unescape_tag
 
 TAG = "ки"
 # (text, what a reader gets back): the tag alone, at a step's start and end, inside a word, next to the escape
