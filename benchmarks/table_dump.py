@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -91,6 +92,11 @@ def main() -> None:
     p.add_argument("--checkout", type=Path, default=None, help="the project folder whose code wrote ROOT")
     args = p.parse_args()
     print(json.dumps(dump(args.root.resolve(), args.checkout.resolve() if args.checkout else None)), file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: delta-rs/pyarrow threads can abort it ("terminate called without an active
+    # exception", delta-io/delta-rs#2184) after the dump is complete; the exit status is the dump's.
+    os._exit(0)
 
 
 if __name__ == "__main__":
