@@ -55,10 +55,16 @@ from pydantic import BaseModel, ConfigDict
 
 from prm.format import ContextOverflowError
 from prm.reward_server.batching import BatchingConfig, DynamicBatcher
-from prm.reward_server.constants import DEFAULT_MAX_CHARS_PER_TOKEN, DEFAULT_PACE
+from prm.reward_server.constants import (
+    DEFAULT_MAX_CHARS_PER_TOKEN,
+    DEFAULT_MAX_SAMPLES,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_PACE,
+)
 from prm.reward_server.http_limits import BodyLimit, ByteBudget, HttpLimits, uvicorn_config
-from prm.rewards import RewardConfig, Rewarder, ScoredCompletion, outcome_rewards
-from prm.rewards.adapters.messages import problem_text
+from prm.rewards import UNCONDITIONED, RewardConfig, Rewarder, ScoredCompletion, outcome_rewards
+from prm.rewards.adapters.chat_template import ChatMarkers, markers_from_tokenizer
+from prm.rewards.adapters.messages import label_answer, problem_text
 from prm.rewards.adapters.openrlhf import remote_payload
 from prm.scoring import StepAssessment, assess_batch
 
@@ -80,13 +86,8 @@ class ServerConfig:
     reward: RewardConfig = field(default_factory=RewardConfig)  # shaping, outcome mix, PROF filter, pad texts
     batching: BatchingConfig = field(default_factory=BatchingConfig)  # max_batch 64, max_wait_ms 10
     http: HttpLimits = field(default_factory=HttpLimits)  # body 1 MiB, headers 64 KiB, 30 s to send, 1024 clients
-    # Samples per /get_reward request: OpenRLHF sends one; 256 leaves room for a client that sends a whole
-    # GRPO group (or a benchmark) while bounding the work one request can queue.
-    max_samples: int = 256
-    # Steps per completion the PRM is asked to score. A 4k-token PRM context holds at most ~1,000 steps of
-    # four tokens; a completion with more is degenerate (a policy padding steps) and gets the no-step reward
-    # without being tokenized.
-    max_steps: int = 1024
+    max_samples: int = DEFAULT_MAX_SAMPLES  # per /get_reward request (see the constant: OpenRLHF <= v0.9.0's batch)
+    max_steps: int = DEFAULT_MAX_STEPS  # per completion; more gets the no-step reward without being tokenized
     # Prompt + steps longer than this many characters per token of PRM context are past it without being
     # tokenized (see the constant's reason).
     max_chars_per_token: int = DEFAULT_MAX_CHARS_PER_TOKEN
@@ -97,6 +98,10 @@ class ServerConfig:
     # An honest sample costs ~1 ms of its thread, less than 1/pace of its batching wait, so it is not slowed.
     # 0 turns pacing off.
     pace: float = DEFAULT_PACE
+    # A tokenizer (a registered name or a folder) whose chat template the frameworks render prompts with; its
+    # markers are tried before the PRM's own template and the common families (prm.rewards.adapters.chat_template)
+    # when a prompt is read back to its question. None: the PRM's tokenizer and the families.
+    chat_template: str | None = None
 
     def __post_init__(self) -> None:
         bounds = {"max_samples": "samples per request", "max_steps": "steps scored per completion",
@@ -130,8 +135,20 @@ class SampleResult:
                 "reward_error": float(self.error is not None)}
 
 
+# Samples of one /get_reward request in flight at a time: enough to fill every batch the sample threads can feed,
+# few enough that a 8,192-sample request holds a bounded number of futures and texts in service.
+CHUNK_SAMPLES = 256
+# Seconds a client is told to wait (Retry-After) while the PRM loads: a small PRM loads in seconds, a 7B in ~a minute.
+RETRY_AFTER_S = 5
+
+
 class ServiceUnavailable(Exception):
     """The model failed to load, so nothing can be scored (HTTP 503)."""
+
+
+class Loading(ServiceUnavailable):
+    """The model is still loading: every reward endpoint answers 503 with ``Retry-After`` until it is ready, never
+    a reward computed without it."""
 
 
 class _NoSteps:
@@ -220,6 +237,7 @@ class RewardEngine:
     def __init__(self, load: Callable[[], Any], config: ServerConfig | None = None) -> None:
         self.config = config or ServerConfig()
         self.scorer: Any = None
+        self.markers: tuple[ChatMarkers, ...] = ()  # chat templates prompts are read back through
         self.max_chars: int | None = None  # characters past the PRM's context (see ServerConfig.max_chars_per_token)
         self._load = load
         self.batcher: DynamicBatcher[tuple[str, list[str]], list[StepAssessment]] = DynamicBatcher(
@@ -232,6 +250,7 @@ class RewardEngine:
     def _setup(self) -> None:
         started = time.perf_counter()
         self.scorer = self._load()
+        self.markers = self._chat_markers()
         context = getattr(self.scorer, "max_length", None)  # a PRMScorer's context in tokens; None: unbounded
         self.max_chars = context * self.config.max_chars_per_token if context else None
         logger.info("PRM loaded in %.1f s", time.perf_counter() - started)
@@ -239,6 +258,20 @@ class RewardEngine:
             # A fraction is not a plain number, so this starts Math-Verify's worker pool now (seconds under
             # load) instead of in the first request that needs it, which would wait past a client's timeout.
             outcome_rewards(["Answer: \\frac{1}{2}"], ["0.5"])
+
+    def _chat_markers(self) -> tuple[ChatMarkers, ...]:
+        """The named tokenizer's template markers, then the PRM's own (each only where it has a template)."""
+        tokenizers = []
+        if self.config.chat_template:
+            from prm.models import load_tokenizer
+
+            tokenizers.append(load_tokenizer(self.config.chat_template))
+        tokenizers.append(getattr(self.scorer, "tokenizer", None))
+        found = tuple(m for m in (markers_from_tokenizer(t) for t in tokenizers if t is not None) if m is not None)
+        if self.config.chat_template and not found[:1]:
+            logger.warning("%s has no chat template whose markers could be read; prompts are read back through the "
+                           "common families only", self.config.chat_template)
+        return found
 
     def _score_batch(self, items: list[tuple[str, list[str]]]) -> list[list[StepAssessment]]:
         # The scorer's own batch_size (ScorerConfig.batch_size, the CLI's --forward-batch) splits a gathered
@@ -258,6 +291,8 @@ class RewardEngine:
         """``fn(batched, *args)`` in a sample thread; the answer waits until ``pace`` times what it cost passed."""
         if self.batcher.error is not None:
             raise ServiceUnavailable(f"the PRM failed to load: {self.batcher.error}")
+        if not self.batcher.ready:
+            raise Loading("the PRM is loading")
         loop = asyncio.get_running_loop()
         started = loop.time()
         result, cost = await loop.run_in_executor(self._threads, self._costed, fn, *args)
@@ -284,9 +319,9 @@ class RewardEngine:
 
     def _evaluate(self, batched: _Batched, problem: str, completion: str, gold: str | None) -> SampleResult:
         try:
-            scored = Rewarder(batched, self.config.reward).score([problem], [completion], [gold])[0]
+            scored = Rewarder(batched, self.config.reward).score([problem or None], [completion], [gold])[0]
             if math.isfinite(scored.reward):
-                return SampleResult(scored, batched.error)
+                return SampleResult(scored, batched.error or scored.error)
             raise ValueError(f"the shaped reward is {scored.reward}")  # JSON cannot carry it
         except ServiceUnavailable:
             raise
@@ -296,7 +331,8 @@ class RewardEngine:
 
     def _openrlhf(self, batched: _Batched, query: str, prompt: str, label: Any) -> dict[str, Any]:
         try:
-            payload = remote_payload(Rewarder(batched, self.config.reward), [query], [prompt], [label])
+            payload = remote_payload(Rewarder(batched, self.config.reward), [query], [prompt], [label],
+                                     markers=self.markers)
             if not all(math.isfinite(x) for x in payload["rewards"]):
                 raise ValueError(f"the shaped reward is {payload['rewards']}")
             error = batched.error
@@ -304,8 +340,10 @@ class RewardEngine:
             raise
         except Exception as err:
             error = self._failed(err, query)
-            payload = remote_payload(Rewarder(_NoSteps(), self.config.reward), [query], [prompt], [label])
-        payload["extra_logs"]["reward_error"] = [float(error is not None)]
+            payload = remote_payload(Rewarder(_NoSteps(), self.config.reward), [query], [prompt], [label],
+                                     markers=self.markers)
+        logs = payload["extra_logs"]
+        logs["reward_error"] = [max(logs["reward_error"][0], float(error is not None))]
         return payload
 
     @staticmethod
@@ -316,7 +354,10 @@ class RewardEngine:
 
 
 # ---- HTTP schemas ---------------------------------------------------------------------------------------
-Label = str | int | float | None  # a gold answer; OpenRLHF passes the dataset's --label_key column as is
+# A gold answer as frameworks send it: OpenRLHF passes the dataset's --label_key column as is (a string, a number, a
+# one-element list, a dict); prm.rewards.adapters.messages.label_answer reads it, and an unusable one is a per-sample
+# reward_error, never a 422 that fails the batch.
+Label = Any
 
 
 class _Strict(BaseModel):
@@ -335,11 +376,6 @@ class SampleRequest(_Strict):
     prompt: str  # the problem the PRM is conditioned on (problem_text: a plain prompt's suffix is cut)
     completion: str  # the model's response only
     ground_truth: Label = None  # the gold answer; required when the server mixes in the outcome
-
-
-def _gold(label: Label) -> str | None:
-    text = "" if label is None else str(label).strip()
-    return text or None
 
 
 def _error(status: int, detail: str) -> JSONResponse:
@@ -389,6 +425,10 @@ def create_app(engine: RewardEngine, *, model_name: str = "") -> FastAPI:
 
     @app.exception_handler(ServiceUnavailable)
     async def _unavailable(_: Request, exc: ServiceUnavailable) -> JSONResponse:
+        if isinstance(exc, Loading):
+            reply = _error(503, f"{exc}; retry after {RETRY_AFTER_S} s, or poll /ready until it answers 200")
+            reply.headers["Retry-After"] = str(RETRY_AFTER_S)
+            return reply
         return _error(503, f"{exc}; check the server log and restart it with a loadable --model")
 
     def need_gold(gold: str | None) -> JSONResponse | None:
@@ -402,7 +442,9 @@ def create_app(engine: RewardEngine, *, model_name: str = "") -> FastAPI:
     @app.get("/health")
     async def health() -> dict:
         return {"status": "ok", "ready": engine.batcher.ready, "batching": engine.batcher.stats.as_dict(),
-                "bodies": {"bytes": bodies.used, "waiting": bodies.waiting}}
+                "bodies": {"bytes": bodies.used, "waiting": bodies.waiting},
+                # completions given the no-step reward because their question was not found (per process)
+                "unconditioned": UNCONDITIONED.count}
 
     @app.get("/ready")
     async def ready() -> JSONResponse:
@@ -410,7 +452,9 @@ def create_app(engine: RewardEngine, *, model_name: str = "") -> FastAPI:
             return JSONResponse({"ready": True, "model": model_name})
         if engine.batcher.error is not None:
             return _error(503, f"the PRM failed to load: {engine.batcher.error}")
-        return _error(503, "the PRM is loading; poll /ready until it answers 200")
+        reply = _error(503, "the PRM is loading; poll /ready until it answers 200")
+        reply.headers["Retry-After"] = str(RETRY_AFTER_S)
+        return reply
 
     @app.post("/get_reward")
     async def get_reward(req: OpenRLHFRequest) -> JSONResponse:
@@ -424,10 +468,13 @@ def create_app(engine: RewardEngine, *, model_name: str = "") -> FastAPI:
                 return _error(422, f"{name} has {len(got)} entries for {n} queries; send one per query")
         prompts = req.prompts if req.prompts is not None else [""] * n
         labels = req.labels if req.labels is not None else [None] * n
-        # One sample per call (OpenRLHF sends one per request anyway), so a sample that cannot be scored
-        # gets its own defined reward without taking its request-mates down with it.
-        parts = await asyncio.gather(*(engine.openrlhf(q, p, label)
-                                       for q, p, label in zip(req.query, prompts, labels, strict=True)))
+        # One sample per call (OpenRLHF after v0.9.0 sends one per request anyway), so a sample that cannot be
+        # scored gets its own defined reward without taking its request-mates down with it; a whole rollout batch
+        # (OpenRLHF up to v0.9.0) runs CHUNK_SAMPLES at a time.
+        samples, parts = list(zip(req.query, prompts, labels, strict=True)), []
+        for at in range(0, n, CHUNK_SAMPLES):
+            parts += await asyncio.gather(*(engine.openrlhf(q, p, label) for q, p, label in
+                                            samples[at:at + CHUNK_SAMPLES]))
         keys = list(parts[0]["extra_logs"]) if parts else []
         return JSONResponse({"rewards": [x for p in parts for x in p["rewards"]],
                              "scores": [x for p in parts for x in p["scores"]],
@@ -435,10 +482,15 @@ def create_app(engine: RewardEngine, *, model_name: str = "") -> FastAPI:
 
     async def evaluate(req: SampleRequest) -> Any:
         """The sample's evaluation, or the 422 response saying its gold answer is missing."""
-        gold = _gold(req.ground_truth)
-        if (bad := need_gold(gold)) is not None:
+        gold, unusable = label_answer(req.ground_truth)
+        if unusable is None and (bad := need_gold(gold)) is not None:
             return bad
-        return await engine.evaluate(problem_text(req.prompt), req.completion, gold)
+        if unusable is not None:  # a per-sample error, not a 422: graded as a wrong answer where the outcome counts
+            logger.warning("unusable ground_truth: %s", unusable)
+            result = await engine.evaluate(problem_text(req.prompt, engine.markers), req.completion,
+                                           "" if config.needs_gold else None)
+            return SampleResult(result.scored, result.error or f"unusable ground_truth: {unusable}")
+        return await engine.evaluate(problem_text(req.prompt, engine.markers), req.completion, gold)
 
     @app.post("/score")
     async def score(req: SampleRequest) -> JSONResponse:

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import click
 
-from prm.reward_server.constants import DEFAULT_MAX_CHARS_PER_TOKEN, DEFAULT_PACE
+from prm.reward_server.constants import (
+    DEFAULT_MAX_CHARS_PER_TOKEN,
+    DEFAULT_MAX_SAMPLES,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_PACE,
+)
 from prm.reward_server.http_limits import HttpLimits
 from prm.rewards import DEFAULT_ETA, DEFAULT_OUTCOME_WEIGHT, DEFAULT_TEMPERATURE, SHAPING_NAMES, RewardConfig
 from prm.scoring import ENGINES
@@ -87,8 +92,9 @@ def server_dtype(dtype: str, device: str) -> str:
 @click.option("--max-connections", type=int, default=HttpLimits.max_connections, show_default=True,
               help="Open connections (lowered to fit ulimit -n); at the cap a newcomer takes the place of a "
                    "connection that has not sent a whole request, from the peer holding the most.")
-@click.option("--max-samples", type=int, default=256, show_default=True, help="Queries per /get_reward request.")
-@click.option("--max-steps", type=int, default=1024, show_default=True,
+@click.option("--max-samples", type=int, default=DEFAULT_MAX_SAMPLES, show_default=True,
+              help="Queries per /get_reward request (OpenRLHF <= v0.9.0 posts its whole rollout batch).")
+@click.option("--max-steps", type=int, default=DEFAULT_MAX_STEPS, show_default=True,
               help="Completions with more steps get the no-step reward without being scored.")
 @click.option("--max-chars-per-token", type=int, default=DEFAULT_MAX_CHARS_PER_TOKEN, show_default=True,
               help="Prompt + steps longer than this many characters per token of PRM context count as past the "
@@ -106,13 +112,17 @@ def server_dtype(dtype: str, device: str) -> str:
 @click.option("--threads", type=int, default=None, help="torch CPU threads (default: torch's own choice).")
 @click.option("--trust-remote-code", is_flag=True,
               help="Load a PRM whose head is code in its folder (Qwen2.5-Math-PRM); read that code first.")
+@click.option("--chat-template", default=None,
+              help="A tokenizer (registered name or folder) whose chat template the trainer renders prompts with; "
+                   "tried before the PRM's own and the common families when a prompt is read back to its question.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
               show_default=True)
 def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: float, eta: float, prof_filter: bool,
           host: str, port: int, max_batch: int, forward_batch: int | None, max_wait_ms: float, max_body_bytes: int,
           max_inflight_body_bytes: int, max_header_bytes: int, read_timeout: float, header_timeout: float,
           max_connections: int, max_samples: int, max_steps: int, max_chars_per_token: int, pace: float, engine: str,
-          device: str, dtype: str, threads: int | None, trust_remote_code: bool, log_level: str) -> None:
+          device: str, dtype: str, threads: int | None, trust_remote_code: bool, chat_template: str | None,
+          log_level: str) -> None:
     """Serve the PRM in --model over HTTP until interrupted.
 
     Endpoints: POST /get_reward (OpenRLHF --remote_rm_url), POST /score (verl compute_score),
@@ -140,7 +150,7 @@ def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: flo
                           header_timeout_s=header_timeout, max_connections=max_connections)
         config = ServerConfig(reward=reward, batching=BatchingConfig(max_batch=max_batch, max_wait_ms=max_wait_ms),
                               http=http, max_samples=max_samples, max_steps=max_steps,
-                              max_chars_per_token=max_chars_per_token, pace=pace)
+                              max_chars_per_token=max_chars_per_token, pace=pace, chat_template=chat_template)
         from prm.scoring import ScorerConfig
 
         resolved = _device(device)

@@ -18,3 +18,12 @@ DEFAULT_MAX_CHARS_PER_TOKEN = 32
 # most) of its thread, 14-32 ms at 20x, within its batching wait (10 ms) and forward pass (~8 ms alone);
 # a megabyte of padding costs ~6 ms, a completion 1,000 steps past the context ~50 ms plus a full-context pass.
 DEFAULT_PACE = 20.0
+
+# Samples per /get_reward request. OpenRLHF after v0.9.0 sends one; up to v0.9.0 it posts the whole rollout batch
+# split over its servers (rollout_batch_size 1024 x n_samples_per_prompt, 1 by default, 8 common), retries a refusal
+# 5 times and stops training. The app scores a request CHUNK_SAMPLES at a time, so this bounds a request's time.
+DEFAULT_MAX_SAMPLES = 8192
+
+# Steps per completion the PRM is asked to score. A 4k-token PRM context holds at most ~1,000 steps of four
+# tokens; a completion with more is degenerate (a policy padding steps) and gets the no-step reward untokenized.
+DEFAULT_MAX_STEPS = 1024

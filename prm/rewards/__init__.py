@@ -7,7 +7,7 @@ TRL (:mod:`prm.rewards.adapters.trl`), verl (:mod:`prm.rewards.adapters.verl`) a
 from prm.rewards.config import SHAPING_NAMES, RewardConfig
 from prm.rewards.constants import DEFAULT_ETA, DEFAULT_OUTCOME_WEIGHT, DEFAULT_TEMPERATURE
 from prm.rewards.outcome import outcome_rewards
-from prm.rewards.rewarder import Rewarder, ScoredCompletion, cached_scorer, load_rewarder
+from prm.rewards.rewarder import UNCONDITIONED, Rewarder, ScoredCompletion, cached_scorer, load_rewarder
 from prm.rewards.shaping import SHAPINGS, ShapedReward, clip, delta, reward_for
 from prm.rewards.steps import StepRewards, step_rewards, step_rewards_batch
 from prm.rewards.token_spans import step_end_tokens, token_char_ends
@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_TEMPERATURE",
     "SHAPINGS",
     "SHAPING_NAMES",
+    "UNCONDITIONED",
     "RewardConfig",
     "Rewarder",
     "ScoredCompletion",

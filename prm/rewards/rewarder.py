@@ -4,6 +4,7 @@ OpenRLHF) and the reward server go through :class:`Rewarder`, so they all comput
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +16,32 @@ from prm.rewards.outcome import outcome_rewards
 from prm.rewards.shaping import ShapedReward, reward_for
 from prm.rewards.steps import StepRewards, step_rewards_batch, strip_padding
 
+logger = logging.getLogger(__name__)
+# Why a completion whose problem is None was not scored: the PRM is conditioned on the question, and scoring the
+# steps under a wrong or empty one reads every step as off-policy (the process reward silently near 0).
+NO_PROBLEM = ("the question was not found (no extra_info question, a prompt that is not in the query, or an empty "
+              "prompt); given the reward of a completion with no steps")
+
+
+class Unconditioned:
+    """Completions given the no-step reward because their question was not found, counted for a server's
+    ``/health``; the first one in a process is a warning, later ones are debug lines."""
+
+    def __init__(self) -> None:
+        self.count, self._lock = 0, threading.Lock()
+
+    def add(self, n: int) -> None:
+        if n <= 0:
+            return
+        with self._lock:
+            first, self.count = self.count == 0, self.count + n
+        (logger.warning if first else logger.debug)(
+            "%d completion(s) not scored by the PRM: %s. Pass the raw question (verl: extra_info['question'] or "
+            "the prm_dense manager; OpenRLHF: the prompts as rendered, from the same tokenizer)", n, NO_PROBLEM)
+
+
+UNCONDITIONED = Unconditioned()
+
 
 @dataclass(frozen=True)
 class ScoredCompletion:
@@ -22,6 +49,7 @@ class ScoredCompletion:
 
     shaped: ShapedReward
     steps: StepRewards
+    error: str | None = None  # why the PRM did not score it (NO_PROBLEM), None when it did or found no step
 
     @property
     def reward(self) -> float:
@@ -42,24 +70,29 @@ class Rewarder:
     def __init__(self, scorer: Any, config: RewardConfig | None = None, batch_size: int | None = None) -> None:
         self.scorer, self.config, self.batch_size = scorer, config or RewardConfig(), batch_size
 
-    def score(self, problems: Sequence[str], completions: Sequence[str],
+    def score(self, problems: Sequence[str | None], completions: Sequence[str],
               golds: Sequence[str | None] | None = None,
               truncated: Sequence[bool] | None = None) -> list[ScoredCompletion]:
         """One :class:`ScoredCompletion` per completion, in order.
 
-        ``problems``: the problem text each completion answers (what the PRM is conditioned on).
+        ``problems``: the problem text each completion answers (what the PRM is conditioned on); None where
+        it could not be found: that completion gets the no-step reward (its outcome still graded), ``error``
+        says why, and :data:`UNCONDITIONED` counts it.
         ``golds``: gold final answers (None, or None entries: no outcome reward, allowed only for a PRM-only
         config). ``truncated``: completions cut off by the generation length limit (outcome 0).
         """
         if len(problems) != len(completions):
             raise ValueError(f"{len(completions)} completions need as many problems, got {len(problems)}")
-        steps = step_rewards_batch(self.scorer, list(zip(problems, completions, strict=True)),
+        missing = [p is None for p in problems]
+        UNCONDITIONED.add(sum(missing))
+        steps = step_rewards_batch(self.scorer, [("", "") if p is None else (p, c)
+                                                 for p, c in zip(problems, completions, strict=True)],
                                    self.config.pad_texts, self.batch_size)
         windows = [strip_padding(c, self.config.pad_texts) for c in completions]
         texts = [c[s:e] for c, (s, e) in zip(completions, windows, strict=True)]
         outcomes = outcome_rewards(texts, list(golds) if golds is not None else [None] * len(texts), truncated)
-        return [ScoredCompletion(reward_for(self.config, r.scores, o, r.off_policy), r)
-                for r, o in zip(steps, outcomes, strict=True)]
+        return [ScoredCompletion(reward_for(self.config, r.scores, o, r.off_policy), r, NO_PROBLEM if miss else None)
+                for r, o, miss in zip(steps, outcomes, missing, strict=True)]
 
 
 _SCORERS: dict[tuple[str, Any], Any] = {}

@@ -32,7 +32,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from prm.rewards.adapters.messages import problem_text
+from prm.rewards.adapters.chat_template import ChatMarkers, assistant_reply, user_message
+from prm.rewards.adapters.messages import label_answer, problem_text
 from prm.rewards.config import RewardConfig
 from prm.rewards.constants import PRM_DIR_ENV, SHAPING_ENV, STEPS_ENV
 from prm.rewards.rewarder import Rewarder, load_rewarder
@@ -40,34 +41,53 @@ from prm.rewards.rewarder import Rewarder, load_rewarder
 logger = logging.getLogger(__name__)
 
 
-def split_query(query: str, prompt: str) -> str:
+def split_query(query: str, prompt: str, markers: tuple[ChatMarkers, ...] = ()) -> str | None:
     """The response part of ``query`` (prompt + response): what follows the prompt's first occurrence (a
-    response that repeats the question stays whole), or the whole query when the prompt is not in it (a
-    tokenizer that does not round-trip the prompt's text).
+    response that repeats the question stays whole); when the prompt is not in it (a tokenizer that does not
+    round-trip the prompt's text), what follows the last assistant header of a chat-templated query; else None
+    (the response cannot be told from the question).
 
     >>> split_query("<s>12+7 =\\n12+7 = 19\\nAnswer: 19</s>", "12+7 =\\n")
     '12+7 = 19\\nAnswer: 19</s>'
+    >>> split_query("<|im_start|>user\\n12+7 =<|im_end|>\\n<|im_start|>assistant\\n12+7 = 19", "12 + 7 =")
+    '12+7 = 19'
+    >>> split_query("12+7 = 19", "") is None
+    True
     """
     at = query.find(prompt) if prompt else -1
-    return query[at + len(prompt):] if at >= 0 else query
+    return query[at + len(prompt):] if at >= 0 else assistant_reply(query, markers)
 
 
 def remote_payload(rewarder: Rewarder, queries: Sequence[str], prompts: Sequence[str],
-                   labels: Sequence[Any] | None, per_step: bool = False) -> dict[str, Any]:
+                   labels: Sequence[Any] | None, per_step: bool = False,
+                   markers: tuple[ChatMarkers, ...] = ()) -> dict[str, Any]:
     """OpenRLHF's reward result as plain lists (JSON-ready): ``rewards``, ``scores`` (the outcome, 0 or 1,
     for dynamic filtering; the reward clipped to [0, 1] when there is no label) and per-sample
-    ``extra_logs``; with ``per_step``, also ``step_rewards`` and ``step_spans`` (see the module docstring). A
-    missing label counts as a wrong answer when the config needs an outcome (warned)."""
+    ``extra_logs``, ``reward_error`` among them; with ``per_step``, also ``step_rewards`` and ``step_spans`` (see
+    the module docstring).
+
+    Prompts rendered through a chat template (``--apply_chat_template``) are read back to the question
+    (``markers``, then the common families). A sample whose question or response cannot be found, or whose label
+    is unusable (a list of several answers, a dict without an answer key), is still answered: the no-step reward
+    or a wrong outcome, with ``reward_error`` 1 and the reason logged. A missing label counts as a wrong answer
+    when the config needs an outcome (warned)."""
     config = rewarder.config
-    golds = [None if label is None or str(label) == "" else str(label)
-             for label in (labels if labels is not None else [None] * len(queries))]
+    parsed = [label_answer(label) for label in (labels if labels is not None else [None] * len(queries))]
+    golds = [gold for gold, _ in parsed]
+    errors = [why for _, why in parsed]
+    for why in {w for w in errors if w}:
+        logger.warning("unusable label: %s (its outcome reward is 0)", why)
     if None in golds and (config.outcome_weight > 0 or config.prof_filter):
         logger.warning("%d of %d samples have no label: their outcome reward is 0; pass --label_key with the gold "
                        "answers, or use a PRM-only reward (outcome_weight=0)", golds.count(None), len(golds))
         golds = ["" if g is None else g for g in golds]  # an empty gold grades as unverifiable: outcome 0
-    responses = [split_query(q, p) for q, p in zip(queries, prompts, strict=True)]
-    scored = rewarder.score([problem_text(p) for p in prompts], responses, golds)
-    extras = [s.shaped.extras() for s in scored]
+    responses = [split_query(q, p, markers) for q, p in zip(queries, prompts, strict=True)]
+    problems = [None if r is None else (problem_text(p, markers) if p else user_message(q, markers)) or None
+                for q, p, r in zip(queries, prompts, responses, strict=True)]
+    scored = rewarder.score(problems, [q if r is None else r for q, r in zip(queries, responses, strict=True)],
+                            golds)
+    extras = [{**s.shaped.extras(), "reward_error": float(s.error is not None or e is not None)}
+              for s, e in zip(scored, errors, strict=True)]
     payload = {
         "rewards": [s.reward for s in scored],
         "scores": [s.shaped.outcome if s.shaped.outcome is not None else min(max(s.reward, 0.0), 1.0)

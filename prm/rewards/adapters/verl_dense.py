@@ -14,10 +14,20 @@ The layout is verl's ``NaiveRewardManager.__call__`` (``verl/workers/reward_mana
 * ``data.non_tensor_batch`` holds ``reward_model`` (``{"ground_truth": ...}``), ``data_source`` and
   ``extra_info`` per response.
 
-Wiring: importing this file registers the class as ``prm_dense`` (:func:`register_with_verl`); it also exports
-``compute_score`` (the scalar adapter of :mod:`prm.rewards.adapters.verl`), so it can be verl's
-``custom_reward_function.path``. verl builds the manager as ``cls(tokenizer=..., num_examine=...,
-compute_score=..., reward_fn_key=..., **reward_model.reward_kwargs)``.
+Wiring: importing this file registers ``prm_dense`` in both of verl's registries (:func:`register_with_verl`); it
+also exports ``compute_score`` (the scalar adapter of :mod:`prm.rewards.adapters.verl`), so it can be verl's
+``custom_reward_function.path``, which verl imports before it looks the manager up. Up to v0.6 (and in v0.7 with
+``reward_model.use_reward_loop: false``) verl builds the manager as ``cls(tokenizer=..., num_examine=...,
+compute_score=..., reward_fn_key=..., **reward_model.reward_kwargs)`` and keeps the per-token tensor. verl 0.7's
+reward loop (``use_reward_loop: true``, its default; ``verl/experimental/reward_loop``) builds
+``cls(config, tokenizer, compute_score, reward_router_address, reward_model_tokenizer)``, calls ``await
+run_single(data)`` per response and puts the one ``reward_score`` it returns on the last token:
+:class:`PRMRewardLoopManager` answers it with the dense row's sum (the same total), so per-step placement needs
+``use_reward_loop: false``; the first call says so in the log.
+
+The question: ``extra_info`` as :mod:`prm.rewards.adapters.verl` reads it; else the row's ``raw_prompt`` (the chat
+messages verl keeps); else the prompt tokens decoded and read back through their chat template. A response whose
+question is found nowhere gets the no-step reward with ``reward_error`` 1.
 
 ``data`` is a verl ``DataProto`` or, in this project's tests, the documented stand-in: a mapping
 ``{"batch": {name: tensor}, "non_tensor_batch": {name: sequence}}`` (:func:`batch_parts` reads both).
@@ -35,6 +45,8 @@ dropped (``past_end="drop"``, the default: its last token was never generated) o
 from __future__ import annotations
 
 import bisect
+import importlib
+import logging
 import math
 import os
 from collections import defaultdict
@@ -43,12 +55,15 @@ from typing import Any
 
 import torch
 
+from prm.rewards.adapters.chat_template import markers_from_tokenizer
+from prm.rewards.adapters.messages import problem_text
 from prm.rewards.adapters.verl import PROBLEM_KEYS, _gold, _problem, compute_score
 from prm.rewards.config import RewardConfig
 from prm.rewards.constants import PRM_DIR_ENV
 from prm.rewards.rewarder import Rewarder, load_rewarder
 from prm.rewards.token_spans import Span, token_char_ends
 
+logger = logging.getLogger(__name__)
 STEP_VALUES = ("clip", "score")
 PAST_END = ("drop", "clip")
 # The name the manager registers under in verl's reward-manager registry (reward_model.reward_manager).
@@ -124,11 +139,26 @@ class PRMDenseRewardManager:
             rewarder = load_rewarder(prm_dir, RewardConfig().with_overrides(reward_kwargs))
         self.tokenizer, self.num_examine, self.reward_fn_key = tokenizer, num_examine, reward_fn_key
         self.rewarder, self.step_value, self.past_end, self.problem_key = rewarder, step_value, past_end, problem_key
+        found = markers_from_tokenizer(tokenizer)
+        self.markers = (found,) if found else ()
+
+    def _question(self, info: Any, raw_prompt: Any, prompt_ids: list[int]) -> str | None:
+        """The question from ``extra_info``, else the chat messages verl keeps, else the decoded prompt."""
+        problem = _problem(info, self.problem_key)
+        if problem is None and raw_prompt is not None and not isinstance(raw_prompt, str | bytes):
+            problem = problem_text(list(raw_prompt)) or None  # a list of messages, or a numpy array of them
+        if problem is None and prompt_ids:
+            rendered = self.tokenizer.decode(prompt_ids, skip_special_tokens=False)
+            plain = self.tokenizer.decode(prompt_ids, skip_special_tokens=True)
+            problem = (problem_text(rendered, self.markers) if rendered != plain else problem_text(plain)) or None
+        return problem
 
     def __call__(self, data: Any, return_dict: bool = False) -> torch.Tensor | dict[str, Any]:
         batch, extra = batch_parts(data)
         responses = batch["responses"]
         prompt_length = batch["prompts"].shape[-1]
+        prompt_ids = [batch["prompts"][i][batch["attention_mask"][i, :prompt_length].bool()].tolist()
+                      for i in range(responses.shape[0])]
         reward_tensor = torch.zeros_like(responses, dtype=torch.float32)
         positions = [torch.nonzero(batch["attention_mask"][i, prompt_length:], as_tuple=True)[0]
                      for i in range(responses.shape[0])]
@@ -137,7 +167,8 @@ class PRMDenseRewardManager:
         n = len(texts)
         infos = list(extra.get("extra_info", [None] * n))
         golds = [_gold((rm or {}).get("ground_truth")) for rm in extra.get("reward_model", [None] * n)]
-        problems = [_problem(info, self.problem_key) for info in infos]
+        raws = list(extra.get("raw_prompt", [None] * n))
+        problems = [self._question(info, raw, ids) for info, raw, ids in zip(infos, raws, prompt_ids, strict=True)]
         scored = self.rewarder.score(problems, texts, golds)
         config, info = self.rewarder.config, defaultdict(list)
         w = config.outcome_weight
@@ -148,25 +179,69 @@ class PRMDenseRewardManager:
             if len(pos):  # an empty response has no token to hold a reward: its row stays zero
                 row[-1] += w * (s.shaped.outcome if s.shaped.outcome is not None else 0.0)
                 reward_tensor[i, pos] = row
-            for key, value in {"score": float(row.sum()), **s.shaped.extras()}.items():
+            extras = {"score": float(row.sum()), **s.shaped.extras(), "reward_error": float(s.error is not None)}
+            for key, value in extras.items():
                 info[key].append(value)
         return {"reward_tensor": reward_tensor, "reward_extra_info": dict(info)} if return_dict else reward_tensor
 
 
+def _reward_kwargs(config: Any) -> dict[str, Any]:
+    """``reward_model.reward_kwargs``, else ``custom_reward_function.reward_kwargs``, of verl's config."""
+    for section in ("reward_model", "custom_reward_function"):
+        part = config.get(section) if hasattr(config, "get") else None
+        kwargs = part.get("reward_kwargs") if part is not None and hasattr(part, "get") else None
+        if kwargs:
+            return dict(kwargs)
+    return {}
+
+
+class PRMRewardLoopManager:
+    """verl >= 0.7's reward-loop form of :class:`PRMDenseRewardManager`: one response per ``run_single``, answered
+    with ``{"reward_score": the dense row's sum, "reward_extra_info": {...}}`` (see the module docstring).
+
+    ``config``: verl's whole config (the PRM settings are its ``reward_kwargs``); ``tokenizer``: the policy's.
+    ``rewarder`` (tests) wins over the config's ``prm_dir``.
+    """
+
+    _told = False  # the first call logs that the reward loop keeps one number per response
+
+    def __init__(self, config: Any, tokenizer: Any, compute_score: Any = None, reward_router_address: Any = None,
+                 reward_model_tokenizer: Any = None, *, rewarder: Rewarder | None = None) -> None:
+        self.dense = PRMDenseRewardManager(tokenizer, rewarder=rewarder, **_reward_kwargs(config))
+
+    async def run_single(self, data: Any) -> dict[str, Any]:
+        out = self.dense(data, return_dict=True)
+        info = {key: values[0] for key, values in out["reward_extra_info"].items()}
+        if not PRMRewardLoopManager._told:
+            PRMRewardLoopManager._told = True
+            logger.warning("verl's reward loop places one reward per response on its last token: prm_dense gives it "
+                           "the dense rewards' sum; set reward_model.use_reward_loop=false for per-step rewards")
+        return {"reward_score": info["score"], "reward_extra_info": info}
+
+
 def register_with_verl(name: str = VERL_MANAGER_NAME) -> bool:
     """Register :class:`PRMDenseRewardManager` in verl's reward-manager registry (``verl.workers.reward_manager.
-    registry``, whose ``register`` refuses a second class under one name, so a name already taken is left as
-    it is); False where verl does not import. Runs when verl loads this file as its custom reward function."""
-    try:
-        from verl.workers.reward_manager import registry
-    except ImportError:
-        return False
-    if name not in registry.REWARD_MANAGER_REGISTRY:
-        registry.register(name)(PRMDenseRewardManager)
-    return True
+    registry``) and :class:`PRMRewardLoopManager` in verl 0.7's reward-loop registry (``verl.experimental.
+    reward_loop.reward_manager.registry``, where ``use_reward_loop: true`` looks); each ``register`` refuses a
+    second class under one name, so a name already taken is left as it is. False where verl does not import.
+    Runs when verl loads this file as its custom reward function."""
+    registered = False
+    for module, cls in (("verl.workers.reward_manager.registry", PRMDenseRewardManager),
+                        ("verl.experimental.reward_loop.reward_manager.registry", PRMRewardLoopManager)):
+        try:
+            registry = importlib.import_module(module)
+        except ImportError:
+            continue
+        table = getattr(registry, "REWARD_MANAGER_REGISTRY", None)
+        if table is None:
+            table = getattr(registry, "REWARD_LOOP_MANAGER_REGISTRY", {})
+        if name not in table:
+            registry.register(name)(cls)
+        registered = True
+    return registered
 
 
 register_with_verl()
 
-__all__ = ["PROBLEM_KEYS", "PRMDenseRewardManager", "batch_parts", "compute_score", "dense_rewards",
-           "register_with_verl", "step_value"]
+__all__ = ["PROBLEM_KEYS", "PRMDenseRewardManager", "PRMRewardLoopManager", "batch_parts", "compute_score",
+           "dense_rewards", "register_with_verl", "step_value"]

@@ -25,6 +25,7 @@ import pytest
 from prm.format import segment
 from prm.reward_server.app import RewardEngine, ServerConfig, ServerThread, create_app
 from prm.reward_server.batching import BatchingConfig
+from prm.reward_server.constants import DEFAULT_MAX_SAMPLES
 from prm.rewards.config import RewardConfig
 from prm.rewards.shaping import reward_for
 from prm.scoring import ScorerConfig, load_prm
@@ -161,7 +162,8 @@ MALFORMED = [
     ("/get_reward", {"json": {"query": "q+a", "labels": ["9"]}}, 422, r"query: .*valid list"),
     ("/get_reward", {"json": {"query": ["a", "b"], "prompts": ["q"], "labels": ["9", "9"]}}, 422,
      "prompts has 1 entries for 2 queries"),
-    ("/get_reward", {"json": {"query": ["a"] * 300, "labels": ["9"] * 300}}, 413, "limit of 256"),
+    ("/get_reward", {"json": {"query": ["a"] * (DEFAULT_MAX_SAMPLES + 1), "labels": ["9"] * (DEFAULT_MAX_SAMPLES + 1)}},
+     413, f"limit of {DEFAULT_MAX_SAMPLES}"),
     ("/get_reward", {"content": b'{"query": ["' + b"x" * (2 << 20) + b'"]}', "headers": JSON}, 413,
      "over this server's limit of 1048576 bytes"),
     ("/get_reward", {"content": iter([b'{"query": ["', b"x" * (1 << 20), b'"]}']), "headers": JSON}, 413,

@@ -26,8 +26,12 @@ def load_like_openrlhf():
 @pytest.mark.parametrize("query,prompt,response", [
     ("<s>1 plus 1\nok\nAnswer: 2</s>", "1 plus 1\n", "ok\nAnswer: 2</s>"),
     ("1 plus 1\n1 plus 1\nAnswer: 2", "1 plus 1\n", "1 plus 1\nAnswer: 2"),  # the response repeats the prompt
-    ("ok\nAnswer: 2", "a prompt the tokenizer rewrote", "ok\nAnswer: 2"),
-    ("ok", "", "ok"),
+    # Neither the prompt nor a chat template in the query: the response cannot be told apart (a per-sample error).
+    ("ok\nAnswer: 2", "a prompt the tokenizer rewrote", None),
+    ("ok", "", None),
+    # A templated query whose prompt did not round-trip: the text after the last assistant header.
+    ("<|im_start|>user\n1 plus 1<|im_end|>\n<|im_start|>assistant\nok\nAnswer: 2<|im_end|>", "1 plus  1",
+     "ok\nAnswer: 2<|im_end|>"),
 ])
 def test_split_query(query, prompt, response):
     assert split_query(query, prompt) == response

@@ -37,7 +37,8 @@ def test_compute_score_as_the_naive_manager_calls_it(tiny_prm: Path):
                                     solution_str="1 plus 1\nok\nAnswer: 2", ground_truth="2", extra_info=info)
     wrong = call_with_reward_kwargs(compute_score, reward_kwargs, data_source="arith",
                                     solution_str="1 plus 1\nok\nAnswer: 3", ground_truth="2", extra_info=info)
-    assert set(right) == {"score"} | EXTRAS
+    assert set(right) == {"score", "reward_error"} | EXTRAS
+    assert right["reward_error"] == 0.0
     assert all(isinstance(v, float) and math.isfinite(v) for v in right.values())
     [expected] = Rewarder(load_prm(tiny_prm), RewardConfig(outcome_weight=0.5)).score(
         ["1 plus 1"], ["1 plus 1\nok\nAnswer: 2"], ["2"])
@@ -76,7 +77,6 @@ def test_prm_folder_from_the_environment(tiny_prm: Path, monkeypatch):
     ({"problem": "2+2"}, None, "2+2"),
     ({"prompt": [{"role": "user", "content": "2+2"}]}, None, "2+2"),  # chat messages, as verl stores prompts
     ({"query": "2+2"}, "query", "2+2"),
-    (None, None, ""),
 ])
 def test_problem_comes_from_extra_info(keyword_scorer, monkeypatch, extra_info, problem_key, problem):
     monkeypatch.setattr(verl_adapter, "load_rewarder", lambda prm_dir, config: Rewarder(keyword_scorer, config))
