@@ -19,7 +19,7 @@ STAMP := $(VENV)/.installed
 PACKAGES_FILE := $(VENV)/.packages
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo run test lint ui bench venv clean-data chromium policy judge prm flywheel gpu-check FORCE
+.PHONY: demo run test lint docs ui bench venv clean-data chromium policy judge prm flywheel gpu-check FORCE
 
 # Rewritten only when the package choice changes, so $(STAMP) reinstalls exactly then.
 $(PACKAGES_FILE): FORCE
@@ -39,9 +39,11 @@ $(STAMP): pyproject.toml Makefile $(PACKAGES_FILE)
 
 venv: $(STAMP)
 
+# The demo loads small local models dozens of times and downloads nothing: transformers' per-load "Loading weights"
+# bars are noise there (recipes, which may download, keep them).
 demo: $(STAMP)
 	mkdir -p $(DAGSTER_HOME)
-	$(PY) -m pipelines.demo
+	HF_HUB_DISABLE_PROGRESS_BARS=1 $(PY) -m pipelines.demo
 
 # One recipe end to end (docs/recipes.md), e.g. `make run RECIPE=recipes/smollm2-gsm8k.yaml SET="dataset.limit=8"`:
 # each word of SET is one `--set section.field=value` override.
@@ -52,9 +54,7 @@ run: $(STAMP)
 	$(PY) -m pipelines.cli run $(RECIPE) $(foreach s,$(SET),--set $(s))
 
 # pytest includes tests/docs: the strict docs build, the docs' snippets, and the README/picture in sync with the logs.
-test: $(STAMP) chromium
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/lint-imports --no-cache
+test: lint chromium
 	$(VENV)/bin/pytest
 
 # The docs site into site/: the asset-graph picture and README's results table regenerated from the Dagster
@@ -70,13 +70,15 @@ chromium:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq chromium >/dev/null; } || echo "chromium unavailable: the browser check will skip"
 
+# `dg check defs`: Dagster's own check that the code location loads and its component YAML validates.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/dg check defs
 
 ui: $(STAMP)
 	mkdir -p $(DAGSTER_HOME)
-	$(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000
+	$(VENV)/bin/dg dev --host 127.0.0.1 --port 3000
 
 # Each benchmark prints JSON; the last line of each log is its summary object. benchmarks/rl.py (the GRPO arms,
 # ~40 CPU minutes) runs on its own.

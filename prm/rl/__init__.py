@@ -5,6 +5,7 @@ policy, problems and budget for each, held-out accuracy and hacking signals befo
 after, and runs marked ``hacked``. Never imports dagster; TRL is imported when a run starts.
 """
 
+from prm.rl import trl_warnings  # noqa: F401  (before any TRL import: see the module)
 from prm.rl.config import ARMS, RLRunConfig
 from prm.rl.constants import POLICY_SUBDIR
 from prm.rl.curve import HeldOutPoint, hacked_at
