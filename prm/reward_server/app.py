@@ -4,11 +4,13 @@ Endpoints (all JSON; request-level problems are a 4xx with a ``detail`` message,
 
 * ``POST /get_reward``: OpenRLHF's remote reward protocol (``--remote_rm_url http://host:port/get_reward``).
   Request ``{"query": [prompt + response, ...], "prompts": [...], "labels": [gold, ...]}``; response
-  ``{"rewards": [...], "scores": [...], "extra_logs": {name: [...]}}``, one entry per query. OpenRLHF's
-  ``GenerationRequestExecutor`` sends one sample per request (``get_rewards([query], [prompt], [label])``),
-  reads the first element of each list and drops the sample when the request fails, so every sample gets
-  a reward: one the server cannot score (a scoring error, more than ``max_steps`` steps) gets the reward of
-  a completion with no steps, and ``extra_logs["reward_error"]`` = 1 (the error is logged). The reply is
+  ``{"rewards": [...], "scores": [...], "extra_logs": {name: [...]}}``, one entry per query. OpenRLHF from v0.9.1
+  sends one sample per request and drops the sample when the request fails; up to v0.9.0 it posts the whole
+  rollout batch (``max_samples``, scored ``CHUNK_SAMPLES`` at a time) and stops training after 5 failed tries.
+  So every sample gets a reward: one the server cannot score (a scoring error, more than ``max_steps`` steps,
+  a question it cannot find, an unusable label) gets the reward of a completion with no steps (or a wrong
+  outcome), and ``extra_logs["reward_error"]`` = 1 (the error is logged). A prompt rendered through a chat
+  template is read back to its question (:mod:`prm.rewards.adapters.chat_template`). The reply is
   what :func:`prm.rewards.adapters.openrlhf.remote_payload` (the file-style ``reward_func``) computes: a
   sample without a label has outcome 0 when the reward mixes the outcome in (logged as a warning).
 * ``POST /score``: one scalar for verl's ``compute_score`` (``{"prompt", "completion", "ground_truth"}`` ->
@@ -22,7 +24,9 @@ Endpoints (all JSON; request-level problems are a 4xx with a ``detail`` message,
   ``max_steps``, a scoring error) gets the same reward here, ``"scored": false``, no steps and the reason in
   ``error``.
 * ``GET /health`` (the process serves; batching counters, request-body bytes in service and bodies waiting
-  to be read) and ``GET /ready`` (200 once the model is loaded, 503 while loading or after a failed load).
+  to be read, completions not scored because their question was not found) and ``GET /ready`` (200 once the
+  model is loaded, 503 while loading or after a failed load). Every reward endpoint answers 503 with
+  ``Retry-After`` until the model is loaded.
 
 Rewards are computed by :class:`prm.rewards.rewarder.Rewarder`, the code the TRL/verl/OpenRLHF adapters
 run, so the server and the adapters agree. Each sample runs in a thread of its own; its PRM forward passes

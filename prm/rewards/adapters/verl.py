@@ -16,21 +16,20 @@ gets the no-step reward with ``reward_error`` 1 (a warning on the first), never 
 Use the ``prm_dense`` manager (:mod:`prm.rewards.adapters.verl_dense`), which reads the question from the
 prompt itself, or add ``question`` to ``extra_info`` in preprocessing.
 
-Config block (verl >= 0.5 nests it under ``reward``; older versions take it at the top level)::
+Config block (top level in verl v0.4-v0.7, ``verl/trainer/config/ppo_trainer.yaml``)::
 
-    reward:
-      custom_reward_function:
-        # the file's path: python -c "import prm.rewards.adapters.verl as m; print(m.__file__)"
-        path: /path/to/site-packages/prm/rewards/adapters/verl.py
-        name: compute_score            # or compute_score_batch with reward_manager: batch
-        reward_kwargs:                 # passed to every call; any RewardConfig field
-          prm_dir: /models/prm-omegaprm  # or export PRM_REWARD_MODEL=/models/prm-omegaprm
-          shaping: min
-          outcome_weight: 0.5
-          prof_filter: false
+    custom_reward_function:
+      # the file's path: python -c "import prm.rewards.adapters.verl as m; print(m.__file__)"
+      path: /path/to/site-packages/prm/rewards/adapters/verl.py
+      name: compute_score            # or compute_score_batch with reward_model.reward_manager: batch
+      reward_kwargs:                 # passed to every call; any RewardConfig field
+        prm_dir: /models/prm-omegaprm  # or export PRM_REWARD_MODEL=/models/prm-omegaprm
+        shaping: min
+        outcome_weight: 0.5
+        prof_filter: false
 
-or on the command line: ``reward.custom_reward_function.path=$(python -c ...) ``
-``reward.custom_reward_function.name=compute_score +reward.custom_reward_function.reward_kwargs.prm_dir=...``.
+or on the command line: ``custom_reward_function.path=$(python -c ...) custom_reward_function.name=compute_score``
+``+custom_reward_function.reward_kwargs.prm_dir=...``.
 """
 
 from __future__ import annotations
