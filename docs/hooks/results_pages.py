@@ -589,7 +589,7 @@ def render_prm_card(card_path: Path, repo: Path) -> str:
         table(["base model", "head", "label method", "optimizer steps", "weights sha256"],
               [[card.get("base_model", MISSING), card.get("head", MISSING), card.get("label_method", MISSING),
                 num(card.get("global_step"), 0),
-                f"`{str(shipped.get('weights_sha256', {}).get('model.safetensors'))[:12]}`"]]), "",
+                f"`{str(shipped.get('score_digests', {}).get('files', {}).get('model.safetensors'))[:12]}`"]]), "",
         f"## Held-out test sets (best-of-{shipped.get('bon_n', MISSING)}, 95% intervals over problems)", "",
         figures_markdown(shipped.get("figures", {})), "",
         "## Data recipe", "", table(["field", "value"], [[f"`{k}`", f"`{v}`"] for k, v in recipe.items()]), "",

@@ -1,11 +1,13 @@
-"""Model registry: resolve names to loadable folders (building local ones once), tokenizers and prompters by name."""
+"""Model registry: resolve names to loadable folders (building local ones once), tokenizers and prompters by name,
+and a folder's version: the digest of every file that changes its scores (:mod:`prm.models.versions`)."""
 
 from prm.models.cache import model_cache_dir
 from prm.models.constants import ARITH_POLICY_NAME, JUDGE_CARD_FILE, JUDGE_NAME, SHIPPED_JUDGE_DIR, SMOLLM2_NAME
 from prm.models.judge import adapter_digest, judge_card_problems, read_judge_card
-from prm.models.registry import REGISTERED_MODELS, model_version, resolve_model, weights_digest
+from prm.models.registry import REGISTERED_MODELS, resolve_model
 from prm.models.smollm2 import smollm2_gguf_path
 from prm.models.tokenizers import load_tokenizer, prompter_for
+from prm.models.versions import check_score_files, model_version, reference_name, score_digests, weights_digest
 
 __all__ = [
     "ARITH_POLICY_NAME",
@@ -15,13 +17,16 @@ __all__ = [
     "SHIPPED_JUDGE_DIR",
     "SMOLLM2_NAME",
     "adapter_digest",
+    "check_score_files",
     "judge_card_problems",
     "load_tokenizer",
     "model_cache_dir",
     "model_version",
     "prompter_for",
     "read_judge_card",
+    "reference_name",
     "resolve_model",
+    "score_digests",
     "smollm2_gguf_path",
     "weights_digest",
 ]

@@ -17,7 +17,6 @@ Names, in the order they are tried:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
@@ -30,7 +29,6 @@ from prm.models.constants import (
     SHIPPED_POLICY_DIR,
     SMOLLM2_NAME,
 )
-from prm.models.digests import stream_into
 from prm.models.judge import merge_judge
 from prm.models.smollm2 import convert_gguf_to_hf, smollm2_gguf_path
 
@@ -67,57 +65,6 @@ def resolve_model(name: str | Path) -> Path | str:
             "nor a hub id of the form 'org/name'; fix the name or create the folder"
         )
     return text
-
-
-_WEIGHT_GLOBS = ("*.safetensors", "*.bin", "*.gguf")
-# Besides the weights, what changes the scores a model folder gives: its architecture and an LM-head PRM's recipe
-# (beta, reference, labels: prm.scoring.implicit_recipe).
-_DIGESTED_CONFIGS = ("implicit_prm.json",)
-
-
-def model_version(name: str | Path) -> str:
-    """``name@<12 hex>`` for a model that resolves to a local folder (the hex: :func:`weights_digest`), ``name``
-    unchanged otherwise.
-
-    A policy retrained under the same name gets a new version, so rows of the old one (rollouts, solutions)
-    are never mistaken for its own. Hub ids pass through: pin a revision in the id to version them.
-
-    >>> model_version("HuggingFaceTB/SmolLM2-135M-Instruct")
-    'HuggingFaceTB/SmolLM2-135M-Instruct'
-    """
-    resolved = resolve_model(name)
-    if not isinstance(resolved, Path):
-        return str(name)
-    return f"{name}@{weights_digest(resolved)}"
-
-
-def weights_digest(folder: str | Path) -> str:
-    """The 12-hex digest of a model folder's weights: the version part of :func:`model_version`, and the
-    ``version`` of the warehouse's model registry.
-
-    It covers ``config.json``, an LM-head PRM's recipe (``implicit_prm.json``) and each weight file's name, size
-    and whole bytes, read in 1 MiB chunks (a change anywhere in a weight file is a new version; ~1 s per GB).
-
-    >>> import json, tempfile
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> _ = (folder / "config.json").write_text(json.dumps({"model_type": "llama"}))
-    >>> len(weights_digest(folder)), weights_digest(folder) == weights_digest(str(folder))
-    (12, True)
-    """
-    folder = Path(folder)
-    config = folder / "config.json"
-    if not config.is_file():
-        raise FileNotFoundError(f"{folder} has no config.json, so it is not a model folder; pass the folder that "
-                                "holds config.json and the weights")
-    digest = hashlib.sha1(config.read_bytes())
-    for name in _DIGESTED_CONFIGS:
-        if (folder / name).is_file():
-            digest.update(f"{name}:".encode())
-            digest.update((folder / name).read_bytes())
-    for weights in sorted(p for pattern in _WEIGHT_GLOBS for p in folder.glob(pattern)):
-        digest.update(f"{weights.name}:{weights.stat().st_size}".encode())
-        stream_into(digest, weights)
-    return digest.hexdigest()[:12]
 
 
 def _arith_policy(local_build: Path) -> Path:

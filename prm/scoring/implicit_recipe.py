@@ -17,6 +17,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from prm.models import reference_name
+
 log = logging.getLogger(__name__)
 
 IMPLICIT_CONFIG_FILE = "implicit_prm.json"  # the recipe in a saved folder: what marks it as an LM-head PRM
@@ -92,8 +94,8 @@ def read_recipe(folder: str | Path) -> tuple[str, float, str]:
     ValueError: /nonexistent/implicit_prm.json is not a readable implicit-PRM config...
     """
     path, recipe = _load(folder)
-    base = recipe.get("reference") or recipe.get("base_model")  # older folders: the base was the reference
-    if not isinstance(base, str) or not base:
+    base = reference_name(recipe)  # the rule the folder's version digests the reference by
+    if base is None:
         raise ValueError(f"{path} names no reference model ('reference' or 'base_model'); {_RETRAIN}")
     try:
         beta = check_beta(recipe.get("beta"))

@@ -5,8 +5,9 @@ sampled from the shipped policy, labeled with exact step truth; the PRM trains w
 defaults (the LM head, the reference floor) on problems of <= 6 operations, split by problem into train, validation
 and test. Everything is counted in optimizer steps, never wall-clock. The card (``prm_card.json``) gains a
 ``shipped`` entry: the recipe, the validation and test figures (ProcessBench F1, best-of-N gain over majority vote,
-step sensitivity, off-policy detection, each with its 95% interval, beside the constant baseline) and the sha256 of
-every weight file, which :func:`verify_shipped_prm` checks as the policy's are checked.
+step sensitivity, off-policy detection, each with its 95% interval, beside the constant baseline) and the digests of
+every file that changes its scores and of its reference policy (:func:`prm.models.score_digests`, the record its
+registry version is computed from), which :func:`verify_shipped_prm` checks, naming what changed.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from prm.datagen import sample_solution_rows
 from prm.evaluation import CONSTANT, heldout_solutions, split_test_sets
 from prm.evaluation.folder import evaluate_folder
 from prm.generation import SOLUTION_MAX_TOKENS, GenerationConfig, make_backend
-from prm.models import ARITH_POLICY_NAME, model_version, prompter_for
+from prm.models import ARITH_POLICY_NAME, check_score_files, model_version, prompter_for, score_digests
 from prm.policy import weight_digests
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
 from prm.training.config import PRMTrainConfig
@@ -35,6 +36,10 @@ from warehouse import Warehouse, connect
 SHIPPED_PRM_DIR = Path(__file__).resolve().parent / "shipped" / "arith-prm"
 CARD_FILE = "prm_card.json"
 SHIPPED_KEY = "shipped"  # the card's entry this module writes and checks
+DIGESTS_KEY = "score_digests"  # the entry's record of every file that changes a score (prm.models.score_digests)
+LEGACY_WEIGHTS_KEY = "weights_sha256"  # the weights-only record cards held before DIGESTS_KEY
+_RESTORE = ("restore the folder with `git checkout -- prm/training/shipped`, remove a policy rebuilt in the model "
+            "cache if the reference moved (`arith-policy` resolves there first), or rebuild the PRM with `make prm`")
 SOURCE, DAY = "shipped-prm", "2026-01-01"  # the scratch warehouse's partition
 # The figures the card records per test set, from prm.evaluation's rows (metric name or prefix -> card key).
 FIGURES = {"processbench_f1": "f1", "bon_gain@": "bon_gain", "step_sensitivity": "step_sensitivity",
@@ -174,7 +179,7 @@ def build_shipped_prm(out: Path = SHIPPED_PRM_DIR, recipe: ShippedRecipe = Shipp
     card_path = staged / CARD_FILE
     card = json.loads(card_path.read_text())
     entry = {"recipe": recipe.to_dict(), "figures": figures(ev.rows, ev.model), "bon_n": ev.bon_n,
-             "weights_sha256": weight_digests(staged), "rebuild": "make prm"}
+             DIGESTS_KEY: score_digests(staged), "rebuild": "make prm"}
     card[SHIPPED_KEY] = entry
     card_path.write_text(json.dumps(card, indent=2) + "\n")
     if out.exists():
@@ -190,7 +195,9 @@ def build_shipped_prm(out: Path = SHIPPED_PRM_DIR, recipe: ShippedRecipe = Shipp
 
 def evaluate_shipped_on_partition(con: Any, config: TrainingSetConfig) -> tuple[list[dict[str, Any]], str]:
     """The shipped PRM's evaluation rows on a partition's solutions and their markdown: validation chooses its
-    threshold and aggregation; every problem outside validation is its test set, since it trained on none of them."""
+    threshold and aggregation; every problem outside validation is its test set, since it trained on none of them.
+    A folder that fails its card check (:func:`verify_shipped_prm`) is refused before any scoring."""
+    verify_shipped_prm(SHIPPED_PRM_DIR)
     splits = heldout_solutions(con, stratified_splits(con, config), splits=("train", "val", "test"),
                                source=config.source)
     heldout = {"val": splits["val"], "test": splits["train"] + splits["test"]}
@@ -201,24 +208,47 @@ def evaluate_shipped_on_partition(con: Any, config: TrainingSetConfig) -> tuple[
     return ev.rows, head + "\n\n" + figures_markdown(figures(ev.rows, ev.model))
 
 
-def verify_shipped_prm(folder: Path = SHIPPED_PRM_DIR) -> dict[str, Any]:
-    """The card's ``shipped`` entry, after checking the weights against its digests; ``ValueError`` says what is
-    wrong and how to restore the folder."""
-    folder = Path(folder)
-    card_path = folder / CARD_FILE
+def _read_entry(card_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The card and its ``shipped`` entry; a ValueError saying how to restore a card that is not one."""
     try:
-        entry = json.loads(card_path.read_text())[SHIPPED_KEY]
-        declared = dict(entry["weights_sha256"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{card_path}: no readable shipped-PRM card ({type(exc).__name__}: {exc}); restore the "
-                         "folder with `git checkout -- prm/training/shipped` or rebuild it with `make prm`") from exc
-    actual = weight_digests(folder)
-    if not declared or actual != declared:
-        raise ValueError(f"the shipped PRM's weights in {folder} do not match the digests in its {CARD_FILE} "
-                         f"(declared {sorted(declared)}, found {sorted(actual)} with other contents): the checkpoint "
-                         "is corrupted or was replaced; restore it with `git checkout -- prm/training/shipped` or "
-                         "rebuild it with `make prm`")
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+        entry = card[SHIPPED_KEY]
+        if not isinstance(entry, dict):
+            raise TypeError(f"'{SHIPPED_KEY}' is a JSON {type(entry).__name__}, not an object")
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        raise ValueError(f"{card_path}: no readable shipped-PRM card ({type(exc).__name__}: {exc}); "
+                         f"{_RESTORE}") from None
+    return card, entry
+
+
+def verify_shipped_prm(folder: Path = SHIPPED_PRM_DIR) -> dict[str, Any]:
+    """The card's ``shipped`` entry, after checking every file that changes the PRM's scores (weights, tokenizer,
+    config, recipe) and its reference policy against the card's digests; ``ValueError`` names each file that
+    changed and says how to restore the folder."""
+    folder = Path(folder)
+    _, entry = _read_entry(folder / CARD_FILE)
+    check_score_files(folder, entry.get(DIGESTS_KEY), fix=_RESTORE)
     return entry
 
 
-__all__ = ["SHIPPED_PRM_DIR", "ShippedRecipe", "build_shipped_prm", "figures", "figures_markdown", "verify_shipped_prm"]
+def reseal_shipped_card(folder: Path = SHIPPED_PRM_DIR) -> dict[str, Any]:
+    """Record the folder's :func:`prm.models.score_digests` in its card, for a card written before the record's
+    format changed (``make prm`` writes them at every build). A retrained or altered PRM is not resealed: the weights
+    must still match the digests the card holds for them."""
+    folder = Path(folder)
+    card_path = folder / CARD_FILE
+    card, entry = _read_entry(card_path)
+    weights = weight_digests(folder)
+    recorded = entry.get(LEGACY_WEIGHTS_KEY) or {
+        name: digest for name, digest in ((entry.get(DIGESTS_KEY) or {}).get("files") or {}).items() if name in weights}
+    if not recorded or recorded != weights:
+        raise ValueError(f"the shipped PRM's weights in {folder} do not match the digests its {CARD_FILE} holds, so "
+                         f"its files are not the ones the card describes and resealing would bless them; {_RESTORE}")
+    entry.pop(LEGACY_WEIGHTS_KEY, None)
+    entry[DIGESTS_KEY] = score_digests(folder)
+    card_path.write_text(json.dumps(card, indent=2) + "\n")
+    return entry
+
+
+__all__ = ["SHIPPED_PRM_DIR", "ShippedRecipe", "build_shipped_prm", "figures", "figures_markdown",
+           "reseal_shipped_card", "verify_shipped_prm"]

@@ -26,7 +26,7 @@ from prm.flywheel.lineage import (
     stale_prm,
 )
 from prm.flywheel.rounds import ROUND_DAY
-from prm.models.registry import weights_digest
+from prm.models import weights_digest
 from prm.training import TrainingSet
 from warehouse import Warehouse, connect
 from warehouse.model_registry import latest_model, lineage
