@@ -257,8 +257,8 @@ def threshold_chosen_on_validation(asset: dg.AssetsDefinition, experiment: str) 
 @dg.asset_check(asset=prm_model, blocking=True, description="The PRM folder declares its step-tag convention "
                 "and has a card: scoring reads it the way training wrote it.")
 def prm_folder_is_scorable() -> dg.AssetCheckResult:
-    folder = PRMArtifacts.default().model
     try:
+        folder = PRMArtifacts.default().trained_model()
         card = read_prm_card(folder)
         if is_lm_head_folder(folder):  # an LM-head PRM: its recipe names the reference it reads
             reference, beta, _ = read_recipe(folder)

@@ -55,10 +55,11 @@ LABEL_ASSETS = ["mc_labels", "omegaprm_labels", "progress_labels", "consensus_la
 
 
 def trained_prm(artifacts: PRMArtifacts) -> Path:
-    """The prm_model asset's PRM folder; a Failure saying what to materialize when it is absent."""
+    """The newest PRM the prm_model asset trained; a Failure saying what to do when there is none (or the pointer
+    to it is malformed)."""
     try:
         return artifacts.trained_model()
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:
         raise dg.Failure(str(exc)) from exc
 
 
@@ -147,8 +148,10 @@ def prm_model(context: dg.AssetExecutionContext, config: PRMTrainAssetConfig,
               warehouse: WarehouseResource) -> dg.MaterializeResult:
     from prm.training import train_prm
 
-    ts = TrainingSet.load(PRMArtifacts.default().training_set)
-    folder = train_prm(ts, PRMArtifacts.default().model, config.to_library(ts.config.label_kind))
+    artifacts = PRMArtifacts.default()
+    ts = TrainingSet.load(artifacts.training_set)
+    # A new folder per training: an earlier registry row's uri keeps its weights whatever is trained after it.
+    folder = artifacts.new_model(lambda out: train_prm(ts, out, config.to_library(ts.config.label_kind)))
     card = read_prm_card(folder)
     context.log.info(f"PRM at {folder}")
     final = {k: v for k, v in (card.get("final_metrics") or {}).items()
@@ -163,6 +166,7 @@ def prm_model(context: dg.AssetExecutionContext, config: PRMTrainAssetConfig,
                        metrics={k: v for k, v in final.items() if math.isfinite(v)})
     register_models(warehouse.get(), [entry], source=_partition_source(ts.config.source), day=today(),
                     run_id=context.run_id, writer="prm_model")
+    artifacts.publish(folder)  # after the registration: the newest PRM on disk is always a registered one
     return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(str(folder)),
                                           "label_method": ts.config.method, "version": entry.version, **final})
 
@@ -197,9 +201,10 @@ class PRMEvalConfig(dg.Config):
 def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                    config: PRMEvalConfig) -> dg.MaterializeResult:
     ts_config = TrainingSet.load(PRMArtifacts.default().training_set).config
-    ev = evaluate_folder(PRMArtifacts.default().model, _heldout(ts_config, warehouse), ts_config.method)
+    model = trained_prm(PRMArtifacts.default())  # resolved once: a retrain meanwhile cannot mix two PRMs
+    ev = evaluate_folder(model, _heldout(ts_config, warehouse), ts_config.method)
     if config.processbench_file:
-        ev_rows = ev.rows + _external(ev.rows, ev.model, config.processbench_file, ts_config.method)
+        ev_rows = ev.rows + _external(model, ev.rows, ev.model, config.processbench_file, ts_config.method)
         ev = dataclasses.replace(ev, rows=ev_rows)
     wh = warehouse.get()
     kw = {"source": ts_config.source or "all", "day": today(), "run_id": context.run_id}
@@ -214,7 +219,7 @@ def prm_evaluation(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     sens = next(r for r in ev.rows if r["model"] == ev.model and r["metric"] == "step_sensitivity")
     off_policy = {split: columns_from_rows(ev.rows, ev.model, split) for split in ev.perturbations}
     shipped = {}
-    if config.shipped and _reads_shipped_policy(PRMArtifacts.default().model):
+    if config.shipped and _reads_shipped_policy(model):
         shipped_rows, shipped_table = _shipped_evaluation(ts_config, warehouse)
         wh.write("prm_evaluations", shipped_rows, writer="prm_evaluation", **kw)
         context.log.info("shipped PRM\n" + shipped_table)
@@ -246,14 +251,15 @@ def _shipped_evaluation(config: TrainingSetConfig, warehouse: WarehouseResource)
     return evaluate_shipped_on_partition(connect(warehouse.get().root), config)
 
 
-def _external(rows: list[dict], model: str, path: str, label_method: str) -> list[dict]:
-    """The PRM's rows on the ProcessBench file at ``path``, at the threshold the warehouse's validation chose
-    (when it could choose one); a malformed or missing file fails the run with the line and what to fix."""
+def _external(folder: Path, rows: list[dict], model: str, path: str, label_method: str) -> list[dict]:
+    """The rows of the PRM in ``folder`` on the ProcessBench file at ``path``, at the threshold the warehouse's
+    validation chose (when it could choose one); a malformed or missing file fails the run with the line and what
+    to fix."""
     f1 = next(r for r in rows if r["model"] == model and r["metric"] == "processbench_f1")
     detail = json.loads(f1["detail_json"] or "{}")
     chosen = detail.get("chosen_on") == "validation"
     try:
-        return evaluate_processbench_file(PRMArtifacts.default().model, path, label_method,
+        return evaluate_processbench_file(folder, path, label_method,
                                           threshold=detail["threshold"] if chosen else None,
                                           chosen_on="validation" if chosen else None)
     except (ValueError, FileNotFoundError) as exc:

@@ -77,7 +77,7 @@ def prm_processbench(context: dg.AssetExecutionContext, config: ProcessBenchAsse
                    f"[{r.f1_ci[0]:.3f}, {r.f1_ci[1]:.3f}]"} for r in report.results]
     kw = {"source": REGISTRY_SOURCE, "day": today(), "run_id": context.run_id}
     if entries:
-        register_models(wh, entries, writer="prm_processbench", replace=False, **kw)
+        register_models(wh, entries, writer="prm_processbench", **kw)
         wh.write("prm_evaluations", rows, writer="prm_processbench", replace=False, **kw)
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(entries),

@@ -5,6 +5,10 @@ warm-started from (``parent_version``), and the Delta version of every table its
 ``connect(root, versions=entry.training_tables)`` reads that training data again. :func:`lineage` follows
 ``parent_version`` back through the ``model_lineage`` view, the same SQL ``prm-warehouse sql`` runs.
 
+The registry only grows: :func:`register_models` appends rows and never replaces or deletes one, so a model
+others name as parent, or a version an earlier run registered, is never erased by a later registration; the
+current model of a partition is its newest row.
+
 A registration is ``accepted`` or ``rejected`` (a model a blocking check refused stays registered, so lineage
 through it never dangles, but :func:`latest_model` skips it); the newest registration of a version decides. The
 status is kept in ``training_json`` under the reserved key ``_registry`` (absent: accepted), so rows written
@@ -28,6 +32,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import os
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -63,6 +68,13 @@ class FutureRegistrationWarning(UserWarning):
 
 # prm.models.weights_digest: the first 12 hex of a SHA-1. ``\Z``, not ``$``, which accepts a trailing newline.
 _DIGEST = re.compile(r"\A[0-9a-f]{12}\Z")
+_NAME_CHARS = 256  # a name, run id or metric key is a short id ("flywheel-prm-r2"): far longer is not one
+_URI_CHARS = 4096  # Linux's PATH_MAX: a longer path cannot be opened
+_NOTE_CHARS = 10_000  # a status note is a check's sentence or two
+_JSON_CHARS = 1 << 20  # one row's training config or metrics: a config of 1 MiB is data, not a config
+_INT32_MAX = 2**31 - 1  # models.round is an int32 column
+_INT64_MAX = 2**63 - 1  # Delta table versions are int64
+
 
 def _check_digest(value: object, what: str) -> None:
     if isinstance(value, str) and _DIGEST.match(value):
@@ -88,15 +100,37 @@ def _short(value: object, limit: int = 40) -> str:
     """``repr`` cut to ``limit`` characters; an int too long for ``repr`` is named by its digit count."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value).bit_length() > 128:
         return f"<int of ~{int(abs(value).bit_length() * 0.30103) + 1} digits>"
-    text = repr(value)
+    cut = isinstance(value, str | bytes) and len(value) > limit
+    text = repr(value[:limit] if cut else value)  # a huge string: repr only the part that shows
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _json(value: Mapping[str, Any], what: str) -> str:
     try:
-        return json.dumps(dict(value), sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+        text = json.dumps(dict(value), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
         raise ValueError(f"{what} is not JSON-serializable ({exc}); pass strings, numbers, lists and dicts") from None
+    if len(text) > _JSON_CHARS:
+        raise ValueError(f"{what} is {len(text):,} characters of JSON, over the {_JSON_CHARS:,} a registry row "
+                         "holds; keep the config's settings and store large data in a file the config names")
+    return text
+
+
+def _check_text(value: object, what: str, limit: int) -> None:
+    """``value`` is a non-blank str of at most ``limit`` characters without control characters: a newline or NUL
+    in a name or path reads back as another one, or fails far from here."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{what}={_short(value)}: the registry needs a non-empty {what}, a string")
+    if len(value) > limit:
+        raise ValueError(f"{what} is {len(value):,} characters, over the {limit:,} allowed; pass a shorter {what}")
+    bad = next((c for c in value if ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:
+        raise ValueError(f"{what}={_short(value)} holds the control character {bad!r}; remove it")
+
+
+def _check_mapping(value: object, what: str) -> None:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{what}={_short(value)} is not a mapping; pass a dict ({{}} when there is nothing)")
 
 
 @dataclass(frozen=True)
@@ -117,12 +151,11 @@ class ModelEntry:
     status_note: str = ""  # why, e.g. the check's sentence; empty for an accepted model
 
     def __post_init__(self) -> None:
-        for what in ("name", "uri"):
-            value = getattr(self, what)
-            if not isinstance(value, str) or not value.strip():
-                raise ValueError(f"{what}={value!r}: a model entry needs a non-empty {what}")
-        if self.kind not in MODEL_KINDS:
-            raise ValueError(f"kind={self.kind!r} is not a model kind; use one of {list(MODEL_KINDS)}")
+        _check_text(self.name, "name", _NAME_CHARS)
+        _check_text(self.uri, "uri", _URI_CHARS)
+        for what in ("training_tables", "training", "metrics"):
+            _check_mapping(getattr(self, what), what)
+        _check_kind(self.kind)
         _check_digest(self.version, "version")
         if self.parent_version is not None:
             _check_digest(self.parent_version, "parent_version")
@@ -130,24 +163,29 @@ class ModelEntry:
                 raise ValueError(f"parent_version={self.parent_version!r} is the model's own version: a model "
                                  "cannot be warm-started from itself; pass its actual parent or None")
         if self.round is not None and (isinstance(self.round, bool) or not isinstance(self.round, int)
-                                       or self.round < 0):
-            raise ValueError(f"round={self.round!r} is not a flywheel round (an int >= 0); pass None outside "
-                             "the flywheel")
-        unknown = sorted(set(self.training_tables) - set(TABLES))
+                                       or not 0 <= self.round <= _INT32_MAX):
+            raise ValueError(f"round={_short(self.round)} is not a flywheel round (an int >= 0, at most {_INT32_MAX}); "
+                             "pass None outside the flywheel")
+        unknown = sorted(map(_short, set(self.training_tables) - set(TABLES)))  # repr first: keys of any type
         if unknown:
-            raise ValueError(f"training_tables names {unknown}, which are not warehouse tables; use table names "
-                             f"of {sorted(TABLES)} (e.g. TrainingSet.warehouse_versions)")
-        bad = {t: v for t, v in self.training_tables.items()
-               if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0)}
+            raise ValueError(f"training_tables names [{', '.join(unknown)}], which are not warehouse tables; use "
+                             f"table names of {sorted(TABLES)} (e.g. TrainingSet.warehouse_versions)")
+        bad = {t: _short(v) for t, v in self.training_tables.items()
+               if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= _INT64_MAX)}
         if bad:
-            raise ValueError(f"training_tables {bad}: a table version is an int >= 0 (or None)")
-        if self.status not in MODEL_STATUSES:
+            raise ValueError(f"training_tables {bad}: a table version is an int >= 0, at most {_INT64_MAX} (or None)")
+        if not isinstance(self.status, str) or self.status not in MODEL_STATUSES:
             raise ValueError(f"status={_short(self.status)} is not a registry status; use one of {MODEL_STATUSES}")
         if not isinstance(self.status_note, str):
             raise ValueError(f"status_note={_short(self.status_note)} must be a string")
+        if len(self.status_note) > _NOTE_CHARS:
+            raise ValueError(f"status_note is {len(self.status_note):,} characters, over the {_NOTE_CHARS:,} "
+                             "allowed; say why in a sentence or two")
         if _STATUS_KEY in self.training:
             raise ValueError(f"training key {_STATUS_KEY!r} is reserved for the registry status; pass status= and "
                              "status_note= instead")
+        for key in self.metrics:
+            _check_text(key, "metric name", _NAME_CHARS)
         bad_metrics = {k: _short(v) for k, v in self.metrics.items() if not _finite_number(v)}
         if bad_metrics:
             shown = ", ".join(f"{k!r}: {v}" for k, v in bad_metrics.items())
@@ -155,7 +193,7 @@ class ModelEntry:
                              "only numeric headline metrics")
         # Copies: the entry is frozen, so a caller's later change to its dict must not reach it.
         object.__setattr__(self, "training_tables", dict(self.training_tables))
-        object.__setattr__(self, "metrics", {str(k): float(v) for k, v in self.metrics.items()})
+        object.__setattr__(self, "metrics", {k: float(v) for k, v in self.metrics.items()})
         object.__setattr__(self, "training", json.loads(_json(self.training, "training")))
 
     def to_row(self) -> dict[str, Any]:
@@ -199,31 +237,36 @@ class ModelEntry:
 
 
 def register_models(wh: Warehouse, entries: Sequence[ModelEntry], *, source: str, day: str, run_id: str,
-                    writer: str, replace: bool = True) -> WriteResult:
-    """Register ``entries`` in partition (source, day) as one Delta commit that replaces ``writer``'s earlier
-    entries there, so re-materializing the asset that built them leaves exactly its new entries (an empty
-    ``entries`` removes them); with ``replace=False`` they are added and every earlier entry stays (a model that
-    others name as parent must never be erased), except that an entry this run already registered in this
-    partition is not added twice (a retried step registers once). Later entries of the list count as newer for
-    :func:`latest_model`, and every entry counts as newer than any registered before it, even one whose
-    ``created_at`` lies in the future (a skewed clock): those are dated after it, with a warning."""
+                    writer: str) -> WriteResult:
+    """Add ``entries`` to partition (source, day) as one Delta commit. Rows are only ever added: every earlier
+    registration stays, so a re-materialization never erases a version others name as parent or a row whose
+    ``uri`` a reader holds. An entry this run already registered in this partition is not added twice (a retried
+    step registers once). Later entries of the list count as newer for :func:`latest_model`, and every entry
+    counts as newer than any registered before it, even one whose ``created_at`` lies in the future (a skewed
+    clock): those are dated after it, with a warning."""
+    if isinstance(entries, ModelEntry) or not isinstance(entries, Sequence) or isinstance(entries, str | bytes):
+        raise ValueError(f"entries={_short(entries)}: register_models takes a list of ModelEntry objects")
+    for what, value in (("source", source), ("run_id", run_id), ("writer", writer)):
+        _check_text(value, what, _NAME_CHARS)
+    if not isinstance(day, str):
+        raise ValueError(f"day={_short(day)} is not a YYYY-MM-DD string; pass warehouse.today() or a date's "
+                         "isoformat()")
     seen: set[tuple[str, str]] = set()
     for entry in entries:
         if not isinstance(entry, ModelEntry):
-            raise TypeError(f"register_models takes ModelEntry objects, got {type(entry).__name__}")
+            raise ValueError(f"register_models takes ModelEntry objects, got {type(entry).__name__}")
         key = (entry.kind, entry.version)
         if key in seen:
             raise ValueError(f"{entry.kind} {entry.version} is listed twice; register each model once per call")
         seen.add(key)
     con = connect(wh.root)
-    if not replace:
-        taken = set(con.execute(f"SELECT kind, version FROM {TABLE} WHERE source = ? AND day = ? AND run_id = ?",
-                                [source, day, run_id]).fetchall())
-        entries = [e for e in entries if (e.kind, e.version) not in taken]
+    taken = set(con.execute(f"SELECT kind, version FROM {TABLE} WHERE source = ? AND day = ? AND run_id = ?",
+                            [source, day, run_id]).fetchall())
+    entries = [e for e in entries if (e.kind, e.version) not in taken]
     # One microsecond apart in list order: "newest" is well defined within one commit too.
     now = _after_newest(con, dt.datetime.now(dt.UTC))
     rows = [{**e.to_row(), "created_at": now + dt.timedelta(microseconds=i)} for i, e in enumerate(entries)]
-    return wh.write(TABLE, rows, source=source, day=day, run_id=run_id, writer=writer, replace=replace)
+    return wh.write(TABLE, rows, source=source, day=day, run_id=run_id, writer=writer)
 
 
 def _after_newest(con: duckdb.DuckDBPyConnection, now: dt.datetime) -> dt.datetime:
@@ -255,14 +298,16 @@ def latest_model(snapshot: Snapshot, kind: str, *, source: str | None = None, na
     """The newest registered model of ``kind`` (of that partition ``source`` and ``name`` when given); None when
     there is none. Newest: the latest ``created_at``; ties go to the later day, source and run id. A version
     whose newest registration is rejected is skipped (with ``include_rejected``, returned like any other)."""
-    if kind not in MODEL_KINDS:
-        raise ValueError(f"kind={kind!r} is not a model kind; use one of {list(MODEL_KINDS)}")
+    _check_kind(kind)
+    if not isinstance(include_rejected, bool):
+        raise ValueError(f"include_rejected={_short(include_rejected)} is not True or False")
     where, params = ["kind = $kind"], {"kind": kind}
     for column, value in (("source", source), ("name", name)):
         if value is not None:
+            _check_text(value, column, _NAME_CHARS)
             where.append(f"{column} = ${column}")
             params[column] = value
-    cursor = snapshot_connection(snapshot).execute(
+    cursor = _connection(snapshot).execute(
         f"SELECT {', '.join(ENTRY_COLUMNS)} FROM {TABLE} WHERE {' AND '.join(where)} ORDER BY {NEWEST_FIRST}", params)
     names = [d[0] for d in cursor.description]
     skipped, judged = [], set()
@@ -291,9 +336,8 @@ def latest_model(snapshot: Snapshot, kind: str, *, source: str | None = None, na
 def model_versions(snapshot: Snapshot, kind: str) -> list[ModelEntry]:
     """The newest registration of every version of ``kind``, newest first; rows that do not parse are skipped with
     a warning (as :func:`latest_model` does)."""
-    if kind not in MODEL_KINDS:
-        raise ValueError(f"kind={kind!r} is not a model kind; use one of {list(MODEL_KINDS)}")
-    cursor = snapshot_connection(snapshot).execute(
+    _check_kind(kind)
+    cursor = _connection(snapshot).execute(
         f"SELECT * FROM ({MODEL_VERSIONS}) WHERE kind = $kind ORDER BY {NEWEST_FIRST}", {"kind": kind})
     names = [d[0] for d in cursor.description]
     entries, skipped = [], []
@@ -306,6 +350,21 @@ def model_versions(snapshot: Snapshot, kind: str) -> list[ModelEntry]:
     if skipped:
         _warn_skipped(skipped, kind)
     return entries
+
+
+def _connection(snapshot: object) -> duckdb.DuckDBPyConnection:
+    """``snapshot_connection`` of a warehouse root or connection; anything else (None, a number, a blank path,
+    which would read an empty warehouse and find nothing) is a ValueError."""
+    blank = isinstance(snapshot, str) and not snapshot.strip()
+    if blank or not isinstance(snapshot, str | os.PathLike | duckdb.DuckDBPyConnection):
+        raise ValueError(f"snapshot={_short(snapshot)} is not a warehouse root or connection; pass the root folder "
+                         "(Warehouse.root) or a warehouse.connect(...) connection")
+    return snapshot_connection(snapshot)
+
+
+def _check_kind(kind: object) -> None:
+    if not isinstance(kind, str) or kind not in MODEL_KINDS:
+        raise ValueError(f"kind={_short(kind)} is not a model kind; use one of {list(MODEL_KINDS)}")
 
 
 def _warn_skipped(skipped: Sequence[str], kind: str) -> None:
@@ -321,7 +380,7 @@ def lineage(snapshot: Snapshot, version: str) -> list[ModelEntry]:
     that is not registered (the last entry's ``parent_version`` names it)."""
     _check_digest(version, "version")
     columns = ", ".join("ancestor_version AS version" if c == "version" else c for c in ENTRY_COLUMNS)
-    cursor = snapshot_connection(snapshot).execute(
+    cursor = _connection(snapshot).execute(
         f"SELECT {columns} FROM ({LINEAGE_OF}) WHERE name IS NOT NULL ORDER BY depth", {"version": version})
     return _entries(cursor)
 

@@ -103,8 +103,7 @@ def register_start(wh: Warehouse, policy_dir: Path, config: FlywheelConfig, *, r
                        uri=str(policy_dir), round=None)
     known = latest_model(wh.root, "policy", source=round_source(0), name=config.policy, include_rejected=True)
     if known is None or known.version != entry.version:
-        register_models(wh, [entry], source=round_source(0), day=ROUND_DAY, run_id=run_id, writer=START_WRITER,
-                        replace=False)
+        register_models(wh, [entry], source=round_source(0), day=ROUND_DAY, run_id=run_id, writer=START_WRITER)
 
 
 def _status(verdict: Verdict) -> dict[str, str]:
@@ -130,8 +129,7 @@ def register_prm(wh: Warehouse, k: int, config: FlywheelConfig, folder: Path, ts
         training={"training_set": asdict(ts.config), "steps": config.prm_steps,
                   "warm_start": config.warm_start},
         metrics=numbers, **_status(prm_no_worse(k, numbers, config.prm_tolerance)))
-    register_models(wh, [entry], source=round_source(k), day=ROUND_DAY, run_id=run_id, writer=PRM_WRITER,
-                    replace=False)
+    register_models(wh, [entry], source=round_source(k), day=ROUND_DAY, run_id=run_id, writer=PRM_WRITER)
     return entry
 
 
@@ -147,6 +145,5 @@ def register_policy(wh: Warehouse, k: int, config: FlywheelConfig, folder: Path,
         training={"arm": config.arm, "steps": config.rl_steps, "reward_prm": weights_digest(prm),
                   "sources": [round_source(k)], "rl": config.rl_config().to_dict()},
         metrics=numbers, **_status(policy_holds(numbers, config.collapse_tolerance)))
-    register_models(wh, [entry], source=round_source(k), day=ROUND_DAY, run_id=run_id, writer=POLICY_WRITER,
-                    replace=False)
+    register_models(wh, [entry], source=round_source(k), day=ROUND_DAY, run_id=run_id, writer=POLICY_WRITER)
     return entry

@@ -14,6 +14,7 @@ from prm.training.rows import check_rows, load_rows
 from prm.training.ship import SHIPPED_PRM_DIR, evaluate_shipped_on_partition, verify_shipped_prm
 from prm.training.splits import problem_split, stratified_splits
 from prm.training.trainer import read_prm_card, train_prm
+from prm.training.versions import new_version
 
 __all__ = [
     "CARD_FILE",
@@ -28,6 +29,7 @@ __all__ = [
     "check_rows",
     "evaluate_shipped_on_partition",
     "load_rows",
+    "new_version",
     "problem_split",
     "read_prm_card",
     "stratified_splits",

@@ -1,16 +1,40 @@
-"""Where the pipeline's PRM files live: one paths object shared by the prm, rl, search and check assets."""
+"""Where the pipeline's PRM files live: one paths object shared by the prm, rl, search and check assets.
+
+Each training of the ``prm_model`` asset lands in its own folder, ``versions/prm-<version>`` (the registry's
+version, :func:`prm.training.new_version`), which nothing writes again; ``LATEST`` names the newest. A model cache
+from before versioned folders holds its PRM in ``model/``, which stays readable until a training publishes one.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from prm.files import atomic_write_text
 from prm.models import model_cache_dir
+from prm.training.versions import new_version
+
+POINTER = "LATEST"  # file under the root naming the newest version folder
+VERSIONS = "versions"  # folder under the root holding one folder per trained PRM
+LEGACY_MODEL = "model"  # the single PRM folder of caches written before versioned folders
+_POINTER_BYTES = 256  # a version folder's name is ~20 characters; anything far longer is not a pointer
+# A folder name, never a path: no separator, no "." or "..". Linear: one character class, no nesting.
+_FOLDER_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
 @dataclass(frozen=True)
 class PRMArtifacts:
-    """The PRM folder tree under ``root`` (default: ``<model cache>/prm``, git-ignored)."""
+    """The PRM folder tree under ``root`` (default: ``<model cache>/prm``, git-ignored).
+
+    >>> import tempfile
+    >>> art = PRMArtifacts(Path(tempfile.mkdtemp()))
+    >>> art.trained_model()  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no PRM under ...: materialize prm_model first (the prm job trains it)
+    """
 
     root: Path
 
@@ -24,9 +48,14 @@ class PRMArtifacts:
         return self.root / "training_set"
 
     @property
-    def model(self) -> Path:
-        """The prm_model asset's PRM folder."""
-        return self.root / "model"
+    def versions(self) -> Path:
+        """The folder of every trained PRM version (``versions/prm-<version>``)."""
+        return self.root / VERSIONS
+
+    @property
+    def pointer(self) -> Path:
+        """The file naming the newest version folder."""
+        return self.root / POINTER
 
     def plot(self, name: str) -> Path:
         """A figure beside the PRM, e.g. ``plot("best_of_n")`` -> ``<root>/best_of_n.png``."""
@@ -36,8 +65,47 @@ class PRMArtifacts:
         """Any other file beside the PRM (a result the checks read back)."""
         return self.root / name
 
+    def new_model(self, build: Callable[[Path], object]) -> Path:
+        """Run ``build(folder)`` (e.g. ``train_prm(ts, folder, config)``) into a new version folder and return it;
+        a version whose weights are already there keeps its folder as it is. :meth:`publish` makes it the newest."""
+        return new_version(self.versions, "prm", build)[0]
+
+    def publish(self, folder: Path) -> None:
+        """Make ``folder`` (a version :meth:`new_model` returned) the one :meth:`trained_model` resolves, in one
+        atomic write: a reader sees the previous newest or this one."""
+        folder = Path(folder)
+        if folder.parent != self.versions or not _FOLDER_NAME.match(folder.name):
+            raise ValueError(f"{folder} is not a version folder under {self.versions}; publish what new_model "
+                             "returned")
+        if not (folder / "config.json").is_file():
+            raise FileNotFoundError(f"{folder} holds no model (no config.json); publish a finished version")
+        atomic_write_text(self.pointer, folder.name + "\n")
+
     def trained_model(self) -> Path:
-        """:attr:`model`, or FileNotFoundError saying what to materialize when no PRM was trained there."""
-        if not (self.model / "config.json").is_file():
-            raise FileNotFoundError(f"no PRM at {self.model}: materialize prm_model first (the prm job trains it)")
-        return self.model
+        """The newest PRM folder: the version ``LATEST`` names, else a pre-versioning ``model/`` folder;
+        FileNotFoundError saying what to materialize when there is none, ValueError when ``LATEST`` is malformed
+        or names a missing folder."""
+        if self.pointer.is_file():
+            return self._pointed()
+        legacy = self.root / LEGACY_MODEL
+        if (legacy / "config.json").is_file():
+            return legacy
+        raise FileNotFoundError(f"no PRM under {self.root} (no {POINTER} file, no {LEGACY_MODEL}/ folder): "
+                                "materialize prm_model first (the prm job trains it)")
+
+    def _pointed(self) -> Path:
+        with self.pointer.open("rb") as f:
+            raw = f.read(_POINTER_BYTES + 1)
+        try:
+            name = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            name = ""
+        if len(raw) > _POINTER_BYTES or not _FOLDER_NAME.match(name):
+            raise ValueError(f"{self.pointer} does not name a version folder (it should hold one folder name of "
+                             f"{self.versions}, e.g. prm-0123456789ab); delete it and re-materialize prm_model, or "
+                             f"write the name of the version to use into it")
+        folder = self.versions / name
+        if not (folder / "config.json").is_file():
+            raise ValueError(f"{self.pointer} names {name}, but {folder} holds no model (no config.json); write "
+                             "the name of an existing version into it, or re-materialize prm_model")
+        return folder

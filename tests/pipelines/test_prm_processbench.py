@@ -18,8 +18,7 @@ from warehouse import ModelEntry, connect, model_versions, register_models
 
 def _register(wh, folder: Path, name: str) -> ModelEntry:
     entry = ModelEntry(name=name, version=weights_digest(folder), kind="prm", uri=str(folder))
-    register_models(wh, [entry], source="arith", day="2026-11-27", run_id=f"run-{name}", writer="prm_model",
-                    replace=False)
+    register_models(wh, [entry], source="arith", day="2026-11-27", run_id=f"run-{name}", writer="prm_model")
     return entry
 
 

@@ -67,19 +67,18 @@ def test_a_bad_entry_says_what_is_wrong(fields: dict, match: str) -> None:
         entry(**{"version": V3, **fields})
 
 
-def test_each_registration_is_one_commit_that_replaces_the_writers_entries(wh: Warehouse) -> None:
+def test_each_registration_is_one_commit_that_adds_rows_and_removes_none(wh: Warehouse) -> None:
     assert register(wh, [entry(V0), entry(V1, V0)]).version == 0
     assert wh.version("models") == 0
     other = register(wh, [entry(V2)], writer="other")  # another writer of the same partition
     assert other.version == 1
-    again = register(wh, [entry(V1, V0)], run_id="r2")  # re-materializing: its entries, swapped in one commit
-    assert (again.version, again.rows, again.replaced) == (2, 1, 2)
+    again = register(wh, [entry(V1, V0)], run_id="r2")  # re-materializing: one more row, the earlier ones stay
+    assert (again.version, again.rows, again.replaced) == (2, 1, 0)
     rows = wh.read("models").to_pylist()
-    assert sorted((r["version"], r["run_id"]) for r in rows) == [(V1, "r2"), (V2, "r1")]
+    assert sorted((r["version"], r["run_id"]) for r in rows) == [(V0, "r1"), (V1, "r1"), (V1, "r2"), (V2, "r1")]
     assert wh.history("models", limit=1)[0]["run_id"] == "r2"
-    gone = register(wh, [], run_id="r3")  # an empty registration still removes the writer's earlier entries
-    assert (gone.version, gone.replaced) == (3, 1)
-    assert [r["version"] for r in wh.read("models").to_pylist()] == [V2]
+    nothing = register(wh, [], run_id="r3")  # an empty registration removes nothing
+    assert (nothing.rows, nothing.replaced) == (0, 0) and len(wh.read("models")) == 4
 
 
 def test_a_listed_twice_model_is_refused_before_the_disk(wh: Warehouse) -> None:

@@ -36,29 +36,28 @@ def test_a_future_created_at_does_not_shadow_a_later_registration(wh: Warehouse)
         register(wh, [entry(V1)], run_id="r2")
     assert latest_model(wh.root, "prm").version == V1
     with pytest.warns(FutureRegistrationWarning):  # said again while the future row is there
-        register(wh, [entry(V2)], run_id="r3", replace=False)
+        register(wh, [entry(V2)], run_id="r3")
     assert latest_model(wh.root, "prm").version == V2
 
 
 def test_a_rejected_model_stays_registered_but_latest_skips_it(wh: Warehouse) -> None:
     register(wh, [entry(V0)])
-    register(wh, [entry(V1, parent_version=V0, status="rejected", status_note="F1 0.2 vs 0.6")], run_id="r2",
-             replace=False)
+    register(wh, [entry(V1, parent_version=V0, status="rejected", status_note="F1 0.2 vs 0.6")], run_id="r2")
     assert latest_model(wh.root, "prm").version == V0
     newest = latest_model(wh.root, "prm", include_rejected=True)
     assert (newest.version, newest.status, newest.status_note) == (V1, "rejected", "F1 0.2 vs 0.6")
     assert [m.version for m in lineage(wh.root, V1)] == [V1, V0]  # its lineage stays whole
     # The newest registration of a version decides it: rejecting V0 later hides its earlier accepted row too.
-    register(wh, [entry(V0, status="rejected")], run_id="r3", replace=False)
+    register(wh, [entry(V0, status="rejected")], run_id="r3")
     assert latest_model(wh.root, "prm") is None
-    register(wh, [entry(V0)], run_id="r4", replace=False)  # and accepting it again brings it back
+    register(wh, [entry(V0)], run_id="r4")  # and accepting it again brings it back
     assert latest_model(wh.root, "prm").version == V0
 
 
-def test_registering_again_without_replace_keeps_the_earlier_versions(wh: Warehouse) -> None:
+def test_registering_again_keeps_the_earlier_versions(wh: Warehouse) -> None:
     register(wh, [entry(V0)])
-    register(wh, [entry(V1)], run_id="r2", replace=False)
-    register(wh, [entry(V1)], run_id="r2", replace=False)  # a retried step of the same run: registered once
+    register(wh, [entry(V1)], run_id="r2")
+    register(wh, [entry(V1)], run_id="r2")  # a retried step of the same run: registered once
     versions = sorted(v for (v,) in connect(wh.root).execute("SELECT version FROM models").fetchall())
     assert versions == [V0, V1]
 
