@@ -31,6 +31,30 @@ def json_kind(value: Any) -> str:
                 type(value).__name__)
 
 
+def json_line(raw: bytes) -> Any:
+    """The JSON value of one line of a file, or ValueError saying what keeps it from being read (not UTF-8, not
+    JSON, nested deeper than Python's parser goes, an integer longer than Python converts); the caller adds where
+    and what to do. Every way one line can fail is a ValueError, so a reader can set that line aside alone.
+
+    >>> json_line(b'{"a": [1]}')
+    {'a': [1]}
+    >>> json_line(b"[" * 100_000 + b"]" * 100_000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: JSON nested too deeply to read (Python's parser stops at about ... levels)
+    """
+    try:
+        return json.loads(raw.rstrip(b"\r\n").decode("utf-8"))  # no newline: a cut string says so
+    except UnicodeDecodeError as err:
+        raise ValueError(f"not UTF-8 (byte {raw[err.start]:#04x} at offset {err.start})") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not JSON ({err.msg} at column {err.colno})") from None
+    except RecursionError:
+        raise ValueError(f"JSON nested too deeply to read (Python's parser stops at about "
+                         f"{sys.getrecursionlimit()} levels)") from None
+    except ValueError:  # json's only other error: an integer past sys.get_int_max_str_digits()
+        raise ValueError(f"an integer of more than {sys.get_int_max_str_digits()} digits, longer than Python "
+                         "reads (quote it as a string)") from None
+
 def read_jsonl_lines(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-blank line of a JSONL file; an error names the file and line
     that does not parse or holds something other than an object."""
@@ -43,17 +67,9 @@ def read_jsonl_lines(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
             if not raw.strip():
                 continue
             try:
-                row = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as err:
-                raise ValueError(f"{path}:{n}: not UTF-8 (byte {raw[err.start]:#04x} at offset {err.start}); "
-                                 "re-encode the file as UTF-8 or export it again") from None
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{n}: not JSON ({err.msg} at column {err.colno}); fix the line or "
-                                 "export the file again") from None
-            except RecursionError:
-                raise ValueError(f"{path}:{n}: JSON nested too deeply to read (Python's parser stops at about "
-                                 f"{sys.getrecursionlimit()} levels); a row is an object of strings and lists of "
-                                 "steps and labels - fix the line or export the file again") from None
+                row = json_line(raw)
+            except ValueError as err:
+                raise ValueError(f"{path}:{n}: {err}; fix the line or export the file again") from None
             if not isinstance(row, dict):
                 raise ValueError(f"{path}:{n}: {json_kind(row)}, not a JSON object; every line of a JSONL file "
                                  "is one row object, e.g. {\"prompt\": ..., \"completions\": [...], \"labels\": [...]}")

@@ -11,6 +11,7 @@ from prm.tasks.arithmetic import (
     generate_problems,
     step_truth,
 )
+from prm.tasks.dataset_rows import file_rows
 from prm.tasks.datasets import FILE_SUFFIXES, load_problems
 from prm.tasks.logic import LogicProblem, corrupt_steps
 from prm.tasks.records import ProblemRecord, stable_id
@@ -49,6 +50,7 @@ __all__ = [
     "attach_reference",
     "corrupt_steps",
     "detect_format",
+    "file_rows",
     "first_error_index",
     "generate_arithmetic",
     "generate_problems",

@@ -7,7 +7,6 @@ usable row at all is an error.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterator
@@ -15,11 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prm.files import json_kind
 from prm.format import split_steps
+from prm.tasks.dataset_rows import Row, file_rows
 from prm.tasks.records import ProblemRecord, stable_id
 from verifiers import extract_answer
 
 QUESTION_FIELDS = ("question", "problem", "prompt")
+META_FIELDS = ("subject", "level", "unique_id")  # MATH's, kept in the record's meta
 FILE_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".parquet")
 # An `answer` without a '####' line and without a `solution` is taken as the final answer only when it
 # looks like one: a single line of at most this many characters. MATH500's longest answer has 53; every
@@ -48,7 +50,7 @@ class LoadedProblems:
     """The usable problems of one dataset and the rows left out of it."""
 
     records: tuple[ProblemRecord, ...]
-    rejected: tuple[RejectedRow, ...] = ()  # rows with no question or no extractable gold answer
+    rejected: tuple[RejectedRow, ...] = ()  # rows unreadable, or with no question or no extractable gold answer
     duplicates: tuple[RejectedRow, ...] = ()  # rows repeating an earlier question (the first one is kept)
 
 
@@ -105,6 +107,13 @@ def _gold(row: dict) -> tuple[str, str | None, str]:
     return "math", None, text
 
 
+def _scalar(row: dict, name: str) -> str | int | float | bool:
+    value = row[name]
+    if isinstance(value, str | int | float):  # bool is an int
+        return value
+    raise ValueError(f"field {name!r} is {json_kind(value)}, expected text or a number; flatten it or drop it")
+
+
 def _record(row: Any, source: str, split: str) -> ProblemRecord:
     """The record of one dataset row; ValueError says what is wrong with the row."""
     if not isinstance(row, dict):
@@ -117,7 +126,7 @@ def _record(row: Any, source: str, split: str) -> ProblemRecord:
         raise ValueError(f"field {name!r} is empty")
     task, solution, gold = _gold(row)
     n_steps = len(split_steps(solution)) if solution else None
-    meta = {k: row[k] for k in ("subject", "level", "unique_id") if row.get(k) is not None}
+    meta = {k: _scalar(row, k) for k in META_FIELDS if row.get(k) is not None}
     return ProblemRecord(
         problem_id=stable_id(source, question),
         task=task,
@@ -131,50 +140,7 @@ def _record(row: Any, source: str, split: str) -> ProblemRecord:
     )
 
 
-def _json_lines(path: Path) -> Iterator[tuple[int, Any, str | None]]:
-    """(line, row, None) per non-blank line, or (line, None, why) for a line that is not a JSON value."""
-    with path.open("rb") as handle:
-        for line, raw in enumerate(handle, start=1):
-            raw = raw.removeprefix(b"\xef\xbb\xbf") if line == 1 else raw
-            if not raw.strip():
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                yield line, None, "not UTF-8 text (binary data?); save the file as UTF-8 JSON lines"
-                continue
-            try:
-                yield line, json.loads(text), None
-            except json.JSONDecodeError as exc:
-                yield line, None, f"not valid JSON ({exc.msg} at column {exc.colno}); write one JSON object per line"
-
-
-def _file_rows(path: Path) -> Iterator[tuple[int, Any, str | None]]:
-    """Rows of a local file, numbered as :class:`RejectedRow` documents."""
-    if path.suffix == ".parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        try:
-            rows = pq.read_table(path).to_pylist()
-        except (pa.ArrowException, OSError) as exc:
-            raise ValueError(f"{path} is not a readable Parquet file ({exc}); re-export it or use JSONL") from exc
-        yield from ((i, row, None) for i, row in enumerate(rows, start=1))
-        return
-    if path.suffix == ".json":
-        with path.open("rb") as handle:
-            starts_with_array = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
-        if starts_with_array:
-            try:
-                rows = json.loads(path.read_bytes().decode("utf-8-sig"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise ValueError(f"{path} is not a valid JSON array ({exc}); fix it or write it as JSONL") from exc
-            yield from ((i, row, None) for i, row in enumerate(rows, start=1))
-            return
-    yield from _json_lines(path)
-
-
-def _hub_rows(name: str, hub_config: str | None, split: str) -> Iterator[tuple[int, Any, str | None]]:
+def _hub_rows(name: str, hub_config: str | None, split: str) -> Iterator[Row]:
     import datasets
 
     ds = datasets.load_dataset(name, hub_config, split=split)
@@ -206,7 +172,7 @@ def load_problems(
     if path.suffix in FILE_SUFFIXES:
         if not path.is_file():
             raise FileNotFoundError(f"dataset file {path} does not exist; pass a local file or a hub name")
-        rows, source, label = _file_rows(path), source or path.parent.name or path.stem, str(path)
+        rows, source, label = file_rows(path), source or path.parent.name or path.stem, str(path)
     else:
         label = str(path_or_name)
         rows, source = _hub_rows(label, hub_config, split), source or label.split("/")[-1]
@@ -222,6 +188,10 @@ def load_problems(
             record = _record(row, source, split)
         except ValueError as exc:
             rejected.append(RejectedRow(label, line, str(exc)))
+            continue
+        except RecursionError:  # read at a shallower stack than a check of it ran at
+            rejected.append(RejectedRow(label, line, "JSON nested too deeply to check; a row is an object of text "
+                                        "and numbers"))
             continue
         if record.problem_id in records:
             duplicates.append(RejectedRow(label, line, f"repeats the question of line {records[record.problem_id][0]}"))

@@ -26,7 +26,8 @@ from typing import Any
 
 from prm.files import json_kind
 from prm.format import CONVENTIONS, first_error_of, segment, unescape_tag
-from prm.tasks.datasets import RejectedRow, _file_rows, _gold, load_problems
+from prm.tasks.dataset_rows import file_rows
+from prm.tasks.datasets import RejectedRow, _gold, load_problems
 from prm.tasks.records import stable_id
 from prm.tasks.sources import is_source_name
 
@@ -321,27 +322,18 @@ def _next_row_line(path: Path, after: int) -> int:
 
 
 def _rows(path: Path, limit: int | None = None) -> Iterator[tuple[int, Any]]:
-    """``(line, row)`` of a local file (prm.tasks.datasets' reader), at most ``limit`` rows; a line that does not
+    """``(line, row)`` of a local file (prm.tasks.dataset_rows), at most ``limit`` rows; a line that does not
     parse raises."""
-    rows, line, n = _file_rows(path), 0, 0
+    rows, line, n = file_rows(path), 0, 0
     while limit is None or n < limit:
         n += 1
         try:
             line, row, error = next(rows)
         except StopIteration:
             return
-        except RecursionError:
-            raise ValueError(f"{path}:{_next_row_line(path, line)}: JSON nested too deeply to read; a row is an "
-                             "object of strings and lists of steps and labels - fix the row") from None
-        except ValueError as exc:  # a JSON array or Parquet file that does not parse, or an over-long number
+        except ValueError as exc:  # a JSON array or Parquet file that does not parse (file_rows reads rows alone)
             why = " ".join(str(exc).split())
-            if why.startswith(f"{path} "):
-                why = f"the file {why.removeprefix(f'{path} ')}"
-            elif "integer string conversion" in why:  # Python refuses to parse an integer of over 4300 digits
-                why = "a number too long to read (thousands of digits); fix the row"
-            else:
-                why = f"not readable JSON ({why}); fix the row"
-            raise ValueError(f"{path}:{_next_row_line(path, line)}: {why}") from None
+            raise ValueError(f"{path}:{_next_row_line(path, line)}: the file {why.removeprefix(f'{path} ')}") from None
         if error is not None:
             raise ValueError(f"{path}:{line}: {error}")
         yield line, row

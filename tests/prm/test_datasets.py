@@ -94,7 +94,7 @@ def test_hostile_rows_are_rejected_one_by_one_and_repeated_questions_kept_once(t
     reasons = {r.line: r.reason for r in loaded.rejected}
     assert sorted(reasons) == [2, 3, 4, 5]
     assert "'question' is int" in reasons[2] and "not UTF-8" in reasons[3]
-    assert "not valid JSON" in reasons[4] and "JSON list" in reasons[5]
+    assert "not JSON (" in reasons[4] and "JSON list" in reasons[5]
     assert [(d.line, d.reason) for d in loaded.duplicates] == [(7, "repeats the question of line 1")]
 
 
