@@ -7,7 +7,7 @@ Held-out generated arithmetic word problems per ``--sets`` entry (``NAME=OPS``: 
 ``prm.search.run.heldout_problems``), the shipped policy (``arith-policy``) on a real vLLM engine, and a PRM:
 ``--prm DIR`` (any PRM folder ``prm.scoring.load_prm`` reads: a classification head or an LM-head PRM; on
 transformers, new steps are scored from their parent's cached keys/values unless ``--no-prefix-cache``), else
-``models/prm/model`` (the ``prm_model`` asset's) when it exists, else one trained here for a few steps
+the newest ``prm_model`` asset PRM (``models/prm/LATEST``) when there is one, else one trained here for a few steps
 (``benchmarks/workload.py``'s ``default_prm``).
 
 ``--problem-seed`` picks other held-out problems: choose ``--aggregation`` and ``--m`` on a validation seed, then
@@ -29,6 +29,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 # Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
@@ -39,29 +40,52 @@ from prm.generation import GenerationConfig, make_backend  # noqa: E402
 from prm.models import model_cache_dir, resolve_model  # noqa: E402
 from prm.scoring import load_prm  # noqa: E402
 from prm.search.compare import compare_at_budgets  # noqa: E402
+from prm.search.constants import MAX_M  # noqa: E402
 from prm.search.plots import plot_accuracy_vs_budget  # noqa: E402
-from prm.search.run import heldout_problems  # noqa: E402
+from prm.search.run import check_problem_count, heldout_problems  # noqa: E402
+from prm.settings import check_count, check_seed  # noqa: E402
 from prm.training.artifacts import PRMArtifacts  # noqa: E402
 
 
-def _args() -> argparse.Namespace:
+def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--policy", default="arith-policy", help="policy name or folder")
-    p.add_argument("--prm", default=None, help="PRM folder (default: models/prm/model, else a quick one)")
-    p.add_argument("--problems", type=int, default=24, help="held-out problems")
+    p.add_argument("--prm", default=None, help="PRM folder (default: the newest prm_model PRM, else a quick one)")
+    p.add_argument("--problems", type=_checked(_problem_count), default=24, help="held-out problems")
     p.add_argument("--budgets", type=int, nargs="+", default=[320, 640, 1280], help="generated tokens per problem")
-    p.add_argument("--m", type=int, default=4, help="expansions per beam per step; samples per sampling round")
+    p.add_argument("--m", type=_checked(lambda v: check_count("--m", v, high=MAX_M, why="expansions per beam")),
+                   default=4, help="expansions per beam per step; samples per sampling round")
     p.add_argument("--aggregation", default="last", help="how beams and samples are ranked (SearchConfig)")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0])
+    p.add_argument("--seeds", type=_checked(lambda v: check_seed("--seeds", v)), nargs="+", default=[0])
     p.add_argument("--sets", nargs="+", default=[("in_distribution", (4, 5, 6))], type=_problem_set,
                    help="problem sets as NAME=OPS (operation counts), e.g. in_distribution=4,5,6 harder=7,8")
-    p.add_argument("--problem-seed", type=int, default=0,
+    p.add_argument("--problem-seed", type=_checked(lambda v: check_seed("--problem-seed", v)), default=0,
                    help="which held-out problems (0: the test problems; another seed, e.g. 1, a validation set on "
                         "which to choose --aggregation and --m)")
     p.add_argument("--no-prefix-cache", action="store_true",
                    help="rescore every candidate in full (the same picks; the cost the prefix cache saves)")
     p.add_argument("--plot", default=None, help="accuracy-against-budget PNG (default: none)")
-    return p.parse_args()
+    return p.parse_args(argv)
+
+
+def _checked(check: Callable[[int], int]) -> Callable[[str], int]:
+    """An argparse type: the text as an int that ``check`` returns, or argparse's one-line usage error with
+    ``check``'s reason (``--m 0`` once divided by zero after the engine had started)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        try:
+            return check(value)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+    return parse
+
+
+def _problem_count(n: int) -> int:
+    check_problem_count(n)
+    return n
 
 
 def _problem_set(text: str) -> tuple[str, tuple[int, ...]]:
@@ -79,9 +103,10 @@ def _problem_set(text: str) -> tuple[str, tuple[int, ...]]:
 def _prm(arg: str | None) -> Path:
     if arg:
         return Path(arg)
-    shipped = PRMArtifacts.default().model
-    if (shipped / "prm_card.json").exists():
-        return shipped
+    try:
+        return PRMArtifacts.default().trained_model()  # the newest PRM prm_model trained
+    except (FileNotFoundError, ValueError):
+        pass
     from benchmarks.workload import default_prm
 
     return default_prm(model_cache_dir() / "search-benchmark-prm", seed=0, max_steps=30)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from prm.generation.types import BackendInfo, Completion, GenerationRequest
+from prm.settings import check_seed
 
 
 @runtime_checkable
@@ -49,6 +50,11 @@ def request_error(request: GenerationRequest) -> str | None:
         return f"temperature={request.temperature}: must be >= 0 (0 = greedy)"
     if not 0 < request.top_p <= 1:
         return f"top_p={request.top_p}: must be in (0, 1]"
+    if request.seed is not None:
+        try:
+            check_seed("seed", request.seed)
+        except ValueError as err:
+            return str(err)
     return None
 
 

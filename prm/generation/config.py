@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from prm.generation.constants import ENGINE_CALL_TIMEOUT_S, ENGINE_STARTUP_TIMEOUT_S
+from prm.settings import check_seed
 
 BACKENDS = ("vllm", "openai")
 _DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # a local vllm serve on its default port
@@ -65,6 +66,7 @@ class GenerationConfig:
             raise ValueError(f"backend={self.backend!r} is unknown; set backend to one of {BACKENDS}")
         if not self.model:
             raise ValueError("model is empty; set it to a registered name, a local folder or a hub id")
+        check_seed("seed", self.seed)  # here, not inside the engine worker, where it reads as a failed model load
         if self.max_model_len is not None and self.max_model_len < 16:
             raise ValueError(f"max_model_len={self.max_model_len} leaves no room to generate; use >= 16 or None")
         if self.gpu_memory_utilization is not None and not 0.0 < self.gpu_memory_utilization <= 1.0:

@@ -6,9 +6,8 @@ engine arguments the offline engine gets (:func:`prm.generation.vllm_worker.engi
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import os
-import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import httpx
 
 from prm.generation.config import GenerationConfig
 from prm.generation.constants import LOG_TAIL_LINES, WORKER_SHUTDOWN_S
+from prm.generation.processes import stop_group
 from prm.generation.vllm_worker import cpu_has_native_bf16, engine_kwargs
 from prm.models import resolve_model
 
@@ -43,19 +43,11 @@ class OpenAIServer:
     log_path: Path
 
     def stop(self) -> None:
-        """Terminate the server's process group (API server plus its engine processes); idempotent."""
-        if self.process.poll() is not None:
-            return
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(self.process.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                self.process.wait(timeout=WORKER_SHUTDOWN_S)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        """Stop the server's process group (API server plus its engine processes) and reap the server; idempotent.
+        The group is stopped even when the server has exited already: its engine processes can outlive it."""
+        stop_group(self.process.pid, WORKER_SHUTDOWN_S)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=WORKER_SHUTDOWN_S)  # SIGKILLed by now unless stuck in the kernel
 
     def __enter__(self) -> OpenAIServer:
         return self
@@ -81,23 +73,33 @@ def start_openai_server(config: GenerationConfig, port: int | None = None, timeo
     )
     log.close()
     server = OpenAIServer(process=process, base_url=f"http://127.0.0.1:{port}/v1", log_path=Path(log.name))
+    try:
+        _wait_until_up(server, timeout_s)
+    except BaseException:  # it exited, timed out, or the caller was interrupted: stop what it started too
+        server.stop()
+        raise
+    return server
+
+
+def _wait_until_up(server: OpenAIServer, timeout_s: float) -> None:
+    """Return once ``/v1/models`` answers; RuntimeError with the log tail if the server exits or is not up in time."""
+    process, log_name = server.process, server.log_path
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(
                 f"the OpenAI server exited with code {process.returncode} while starting; fix the cause "
-                f"in its log ({log.name}):\n{_tail(server.log_path)}"
+                f"in its log ({log_name}):\n{_tail(server.log_path)}"
             )
         try:
             if httpx.get(f"{server.base_url}/models", timeout=2.0).status_code == 200:
-                return server
+                return
         except httpx.TransportError:
             pass
         time.sleep(_POLL_S)
-    server.stop()
     raise RuntimeError(
         f"the OpenAI server was not up after {timeout_s:.0f} s and was stopped; raise timeout_s or check "
-        f"its log ({log.name}):\n{_tail(server.log_path)}"
+        f"its log ({log_name}):\n{_tail(server.log_path)}"
     )
 
 

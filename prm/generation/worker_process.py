@@ -4,8 +4,11 @@ A fresh interpreter, not a fork or `multiprocessing` child, so it never re-impor
 and works the same under pytest, Dagster's asset subprocesses, notebooks and scripts without a ``__main__``
 guard (vLLM's engine core spawns processes of its own, which needs exactly that). Messages are pickled
 ``(kind, payload)`` pairs; the worker exits when the socket closes, so an orphaned engine never outlives its
-owner. The worker leads a process group of its own: stopping it stops what it started too (vLLM's engine core,
-multiprocessing's resource_tracker), even when it is stopped mid-start. The generation engine
+owner. The worker stops and reaps what it started (vLLM's engine core, multiprocessing's resource_tracker) before it
+exits, a SIGTERM included, so none is orphaned to a PID 1 that may never reap it (:mod:`prm.generation.processes`);
+and it leads a process group of its own, which its owner stops after it, for a worker killed or stuck mid-start.
+A call interrupted in the owner (Ctrl-C, a failed run) stops the worker at once: it is busy with that message,
+so it could not read a shutdown request, and its late answer would go to the next call. The generation engine
 (:mod:`prm.generation.vllm_worker`) and the vLLM scoring engine (:mod:`prm.scoring.vllm_worker`) both run this way.
 
 Parent side: :class:`WorkerProcess`. Worker side: :func:`worker_main` with a ``build(config)`` that returns
@@ -14,7 +17,6 @@ an object with ``info`` and ``handle(kind, payload)``.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import socket
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from prm.generation.constants import LOG_TAIL_LINES, WORKER_SHUTDOWN_S
+from prm.generation.processes import reap_children, stop_group
 from warehouse import PROJECT_ROOT
 
 # Liveness checks while waiting on the worker: short enough to report a crash within a second.
@@ -104,8 +107,12 @@ class WorkerProcess:
         with self._lock:
             if not self._finalizer.alive:
                 raise WorkerDiedError("the engine worker is closed; create a new one")
-            self._conn.send((kind, payload))
-            status, answer = self._receive(timeout_s, doing)
+            try:
+                self._conn.send((kind, payload))
+                status, answer = self._receive(timeout_s, doing)
+            except BaseException:
+                self._abandon()  # see the module docstring: interrupted mid-call
+                raise
         if status != "ok":
             raise WorkerDiedError(f"the engine failed while {doing} (log: {self.log_path}):\n{answer}", self.log_path)
         return answer
@@ -113,6 +120,11 @@ class WorkerProcess:
     def close(self) -> None:
         """Stop the worker (and with it the engine); idempotent."""
         self._finalizer()
+
+    def _abandon(self) -> None:
+        """Stop the worker without asking it first (it cannot read a request now); idempotent."""
+        if self._finalizer.detach() is not None:
+            _stop_worker(self._proc, self._conn, graceful=False)
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         """The last ``lines`` lines of the worker's log (its stdout and stderr)."""
@@ -126,8 +138,7 @@ class WorkerProcess:
                 raise WorkerDiedError(f"the engine worker exited with code {self._proc.returncode} while {doing}; "
                                       f"last log lines ({self.log_path}):\n{self.log_tail()}", self.log_path)
             if time.monotonic() > deadline:
-                self._finalizer.detach()  # stuck: it cannot read a shutdown request, so stop it without waiting
-                _stop_worker(self._proc, self._conn, graceful=False)
+                self._abandon()  # stuck: it cannot read a shutdown request, so stop it without waiting
                 advice = "raise its timeout or shrink the batch"
                 if doing == _STARTING:
                     advice = ("raise startup_timeout_s (in a Dagster run: resources.generation.config."
@@ -161,37 +172,7 @@ def _stop_worker(proc: subprocess.Popen[bytes], conn: Connection, graceful: bool
             break
         except subprocess.TimeoutExpired:
             continue
-    _stop_group(proc.pid)
-
-
-def _group_running(pgid: int) -> bool:
-    """Whether a process of group ``pgid`` is still running (zombies awaiting their reaper have exited)."""
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        state, _, group = text[text.rindex(")") + 2:].split()[:3]  # fields 3 and 5 of proc(5)
-        if int(group) == pgid and state != "Z":
-            return True
-    return not Path("/proc/self/stat").exists()  # no /proc (macOS): trust killpg
-
-
-def _stop_group(pgid: int) -> None:
-    """Stop what is left of the worker's process group: SIGTERM, then SIGKILL what outlives WORKER_SHUTDOWN_S.
-    multiprocessing's resource_tracker ignores SIGTERM but exits by itself (cleaning up) once the others are gone."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        if not _group_running(pgid):
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, sig)
-        deadline = time.monotonic() + WORKER_SHUTDOWN_S
-        while _group_running(pgid) and time.monotonic() < deadline:
-            time.sleep(0.05)
+    stop_group(proc.pid, WORKER_SHUTDOWN_S)
 
 
 def serve(conn: Connection, build: Callable[[Any], Engine], alive: Callable[[Engine], bool] | None = None) -> None:
@@ -224,12 +205,21 @@ def serve(conn: Connection, build: Callable[[Any], Engine], alive: Callable[[Eng
 
 def worker_main(argv: list[str], build: Callable[[Any], Engine],
                 alive: Callable[[Engine], bool] | None = None) -> None:
-    """A worker module's entry point: ``argv[0]`` is the inherited socket's file descriptor."""
+    """A worker module's entry point: ``argv[0]`` is the inherited socket's file descriptor. However it ends (the
+    socket closed, a failed build, SIGTERM from its owner), it stops and reaps the processes it started."""
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     conn = Connection(int(argv[0]))
     try:
         serve(conn, build, alive)
     finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the owner's SIGKILL still ends a cleanup that hangs
         conn.close()
+        reap_children(WORKER_SHUTDOWN_S / 2)  # half the owner's patience: it kills the worker after all of it
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM as SystemExit, so that the worker's ``finally`` reaps its children (Python's default dies at once)."""
+    raise SystemExit(128 + signum)
 
 
 def vllm_engine_alive(llm: Any) -> bool:

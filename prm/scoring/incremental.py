@@ -27,8 +27,11 @@ Scores equal full rescoring up to float rounding (the test holds them to 1e-5 in
 Memory: the stored keys/values are capped at ``cap_bytes``. Past the cap the least recently used nodes go first;
 an item that would not fit alone is scored but not stored. A child whose parent is gone is scored from its deepest
 ancestor still cached, at worst from scratch: full rescoring (``stats()["from_scratch"]`` counts those;
-``cap_bytes=0`` stores nothing and is full rescoring). :meth:`IncrementalScorer.keep` drops every node but the
-live beams' and their prompts'. Transient activations of one batch are not counted in the cap.
+``cap_bytes=0`` stores nothing and is full rescoring). A question's prompt node serves the call that made it even
+when it does not fit (its keys/values are freed with the call's, like its activations): under a cap smaller than one
+node the prompt runs once a call for all of that question's items, not once an item as without a cache.
+:meth:`IncrementalScorer.keep` drops every node but the live beams' and their prompts'. Transient activations of one
+batch are not counted in the cap.
 """
 
 from __future__ import annotations
@@ -246,8 +249,9 @@ class IncrementalScorer(Assessing):
         """The deepest cached ancestor whose tokens and spans are the item's prefix; None: score from scratch."""
         q, steps = key
         for k in range(len(steps) - 1, -1, -1):
-            node = self._nodes.get((q, steps[:k]))
-            if node is None:
+            # _made: a prompt scored in this call that the cap could not keep still serves this call's items
+            node = self._nodes.get((q, steps[:k])) or self._made.get((q, steps[:k]))
+            if node is None or not node.kv:
                 continue
             n = len(node.ids)
             if (tuple(enc.input_ids[:n]) == node.ids and tuple(enc.spans[:k]) == node.spans
@@ -312,7 +316,8 @@ class IncrementalScorer(Assessing):
             return
         if not self._make_room(nbytes):
             self._stats["uncached"] += 1
-            node.kv = ()  # its readings serve this call; nothing is stored
+            if key[1]:  # an item's readings serve this call; a prompt's keys/values serve its items (_ancestor)
+                node.kv = ()
             return
         self._nodes[key] = node
         self._bytes += nbytes

@@ -22,7 +22,7 @@ from typing import Any
 
 from prm.models import ARITH_POLICY_NAME
 from prm.search.methods import SEARCH_METHODS
-from prm.training import CARD_FILE
+from prm.training import CARD_FILE, read_prm_card
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,13 +47,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def policy_of(prm_folder: str | Path) -> str:
-    """The policy a PRM folder's card says it was initialised from (``base_model``), else the default policy.
+    """The policy a PRM folder's card says it was initialised from (``base_model``), else the default policy; a
+    card that is not a JSON object is a ValueError naming it (:func:`prm.training.read_prm_card`).
 
     >>> policy_of("/nonexistent")
     'arith-policy'
     """
-    card = Path(prm_folder) / CARD_FILE
-    base = json.loads(card.read_text(encoding="utf-8")).get("base_model") if card.is_file() else None
+    base = read_prm_card(prm_folder).get("base_model") if (Path(prm_folder) / CARD_FILE).is_file() else None
     return base if isinstance(base, str) and base else ARITH_POLICY_NAME
 
 

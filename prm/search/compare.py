@@ -22,10 +22,12 @@ from typing import Any
 from prm.evaluation import paired_bootstrap_diff_ci
 from prm.models import prompter_for
 from prm.search.config import SearchConfig
+from prm.search.constants import MAX_M
 from prm.search.expand import BackendExpander
 from prm.search.methods import run_search
 from prm.search.report import accuracy_ci, grade
 from prm.search.sampling import best_of_n, majority_vote, sample_pool, score_pool, weighted_vote
+from prm.settings import check_count, check_seed
 from prm.tasks import ProblemRecord
 
 PILOT_SEED = 99_991  # the pilot's sampling seed: apart from every seed a comparison is likely to use
@@ -71,6 +73,10 @@ def compare_at_budgets(problems: Sequence[ProblemRecord], backend: Any, scorer: 
     ``prefix_cache`` as :class:`SearchConfig`'s (False: every candidate rescored in full, the same picks)."""
     if not problems or not budgets or not seeds:
         raise ValueError("compare_at_budgets needs problems, budgets and seeds (none may be empty)")
+    # Before the pilot samples anything: the tree widths below divide by m.
+    check_count("m", m, high=MAX_M, why="expansions per beam per step")
+    for seed in seeds:
+        check_seed("seed", seed)
     questions, golds = [p.question for p in problems], [p.gold_answer for p in problems]
     prompter, expander = prompter_for(backend.info.model), BackendExpander(backend)
     pilot = sample_pool(questions, prompter, expander, SearchConfig(n=1, m=1, seed=PILOT_SEED))[1]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from prm.evaluation import SCORE_AGGREGATIONS
 from prm.search.constants import MAX_CANDIDATES, MAX_M, MAX_N
+from prm.settings import check_seed
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class SearchConfig:
             raise ValueError("max_steps, max_step_tokens and max_solution_tokens must be >= 1")
         if self.token_budget is not None and self.token_budget < 1:
             raise ValueError(f"token_budget={self.token_budget}: give a positive budget, or None for no cap")
+        check_seed("seed", self.seed)  # the engine's seed too: refused here, before any problem or model loads
 
     @property
     def subtrees(self) -> int:

@@ -149,3 +149,26 @@ def test_classification_heads_score_as_full_rescoring(prm_folders, name) -> None
     stats = inc.stats()
     assert stats["mismatches"] == 0 and stats["full_tokens"] > 2 * stats["tokens"]
     assert {a.off_policy for row in inc.assess_batch(kids) for a in row} == {None}  # a head has no OOD rule
+
+
+def test_a_cap_smaller_than_one_node_runs_each_prompt_once_a_call_not_more_than_no_cache(tok) -> None:
+    """Issue 53: a prompt node the cap could not keep was scored, dropped, and every item then ran from scratch,
+    prompt included: more PRM tokens than no cache at all. Now the prompt serves its call's items."""
+    from prm.format import format_prompt
+
+    full = _full(tok, "step", 0.05, None)
+    questions = ["9-4*2+7 =", "5*5-1 ="]
+    rounds = list(_random_tree_rounds(random.Random(1), questions, depth=3, width=3, m=3))
+    tiny, none = IncrementalScorer(full, cap_bytes=1), IncrementalScorer(full, cap_bytes=0)
+    for kids, _ in rounds:
+        _assert_equal(full, tiny, kids)
+        none.assess_batch(kids)
+    prompt = {q: len(tok(format_prompt(tok, q))["input_ids"]) for q in questions}
+    # per call and question: the prompt once, then each item from the prompt's last token (read again)
+    want = sum(prompt[q] + sum(len(full.encode(q, steps).input_ids) - prompt[q] + 1 for qq, steps in set(kids)
+                                if qq == q)
+               for kids, _ in rounds for q in questions)
+    stats = tiny.stats()
+    assert stats["tokens"] == want and stats["from_scratch"] == 0 and stats["nodes"] == 0
+    assert none.stats()["tokens"] == none.stats()["full_tokens"] == stats["full_tokens"]
+    assert stats["tokens"] < stats["full_tokens"]
