@@ -5,6 +5,21 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from prm.settings import (
+    check_batch,
+    check_count,
+    check_learning_rate,
+    check_lora,
+    check_seed,
+    check_steps,
+    check_threads,
+    check_tokens,
+)
+from prm.tasks import MAX_OPS
+
+# Problems per difficulty or samples per problem of the judge's data: each is a policy sample the judge is trained
+# on at ~25 s a step of 8; 100k is weeks of training, so a larger number is a typo.
+MAX_JUDGE_DATA = 100_000
 # Problem seeds of the judge's data, apart from the arith source's (day-seeded) and the RL and PRM benchmarks'.
 JUDGE_TRAIN_SEED, JUDGE_EVAL_SEED = 9_000, 9_500
 
@@ -42,11 +57,21 @@ class JudgeTrainConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "ops", tuple(self.ops))
         object.__setattr__(self, "target_modules", tuple(self.target_modules))
-        if self.lora_r < 1:
+        if isinstance(self.lora_r, int) and self.lora_r < 1:
             raise ValueError(f"lora_r={self.lora_r}: the judge ships as a LoRA adapter; use a rank >= 1")
-        if min(self.max_steps, self.batch_size, self.torch_threads, self.problems_per_ops,
-               self.samples_per_problem, self.eval_problems_per_ops) < 1:
-            raise ValueError("max_steps, batch_size, torch_threads and the data sizes must be >= 1")
+        check_lora("lora_r", self.lora_r)
+        check_lora("lora_alpha", self.lora_alpha)
+        check_learning_rate("learning_rate", self.learning_rate)
+        check_steps("max_steps", self.max_steps)
+        check_steps("warmup_steps", self.warmup_steps, low=0)
+        check_batch("batch_size", self.batch_size)
+        check_tokens("max_length", self.max_length)
+        check_seed("seed", self.seed)
+        check_threads("torch_threads", self.torch_threads)
+        for name in ("problems_per_ops", "samples_per_problem", "eval_problems_per_ops"):
+            check_count(name, getattr(self, name), high=MAX_JUDGE_DATA, why="sampled solutions for the judge's data")
+        if any(isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_OPS for n in self.ops):
+            raise ValueError(f"ops={self.ops} must hold operation counts in 1..{MAX_OPS}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

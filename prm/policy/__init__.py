@@ -2,6 +2,7 @@
 
 from prm.policy.card import card_problems, read_card, verify_weights, weight_digests
 from prm.policy.config import PolicyTrainConfig
+from prm.policy.constants import MAX_OPERAND
 from prm.policy.evaluate import (
     EvalRow,
     EvalTable,
@@ -15,6 +16,7 @@ from prm.policy.tokenizer import build_char_tokenizer
 from prm.policy.train import build_policy
 
 __all__ = [
+    "MAX_OPERAND",
     "EvalRow",
     "EvalTable",
     "PolicyTrainConfig",

@@ -6,7 +6,19 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, fields
 
-from prm.tasks import OPERATORS, STYLES
+from prm.policy.constants import MAX_EVAL, MAX_LAYERS, MAX_OPERAND, MAX_PROBLEMS, MAX_WIDTH
+from prm.settings import (
+    check_batch,
+    check_count,
+    check_finite,
+    check_learning_rate,
+    check_range,
+    check_seed,
+    check_steps,
+    check_threads,
+    check_weight_decay,
+)
+from prm.tasks import MAX_OPS, OPERATORS, STYLES
 
 OPS_MIXES = ("uniform", "proportional")
 
@@ -58,12 +70,11 @@ class PolicyTrainConfig:
     logging_steps: int = 25  # Trainer loss logging interval
 
     def __post_init__(self) -> None:
-        for f in fields(self):  # 1 and 1.0 are one config: same hash, same cached policy
+        for f in fields(self):  # 1 and 1.0 are one config: same hash, same cached policy; NaN and infinity refused
             if f.type in (float, "float"):
-                object.__setattr__(self, f.name, float(getattr(self, f.name)))
-        if self.max_steps <= 0 or self.eval_every_steps <= 0 or self.torch_threads <= 0:
-            raise ValueError("max_steps, eval_every_steps and torch_threads must be > 0; max_steps bounds training")
-        if not 1 <= self.min_ops <= self.max_ops:
+                object.__setattr__(self, f.name, check_finite(f.name, getattr(self, f.name)))
+        self._check_numbers()
+        if not self.min_ops <= self.max_ops:
             raise ValueError(f"need 1 <= min_ops <= max_ops, got {self.min_ops}..{self.max_ops}")
         if self.ops_mix not in OPS_MIXES:
             raise ValueError(f"ops_mix={self.ops_mix!r} must be one of {OPS_MIXES}")
@@ -73,8 +84,32 @@ class PolicyTrainConfig:
             raise ValueError(f"operators={self.operators!r} must be a subset of {OPERATORS!r}")
         if self.hidden_size % self.num_heads:
             raise ValueError(f"hidden_size={self.hidden_size} must be divisible by num_heads={self.num_heads}")
-        if not 0 <= self.stop_step_error_below <= 1 or not 0 <= self.stop_accuracy_above <= 1:
-            raise ValueError("stop thresholds are rates in [0, 1]; set 0 / 1 to disable them")
+
+    def _check_numbers(self) -> None:
+        """Every numeric field finite and in its range, with the bound's reason (prm.settings, prm.policy.constants)."""
+        for name in ("max_steps", "eval_every_steps", "logging_steps"):
+            check_steps(name, getattr(self, name))
+        check_steps("warmup_steps", self.warmup_steps, low=0)
+        check_threads("torch_threads", self.torch_threads)
+        check_learning_rate("learning_rate", self.learning_rate)
+        check_range("min_lr_ratio", self.min_lr_ratio, low=0.0, high=1.0,
+                    why="the cosine floor, a share of learning_rate")
+        check_weight_decay("weight_decay", self.weight_decay)
+        check_batch("batch_size", self.batch_size)
+        for name in ("hidden_size", "intermediate_size"):
+            check_count(name, getattr(self, name), high=MAX_WIDTH, why="a ~1M-parameter policy trained on CPU")
+        for name in ("num_layers", "num_heads"):
+            check_count(name, getattr(self, name), high=MAX_LAYERS, why="a ~1M-parameter policy trained on CPU")
+        for name in ("min_ops", "max_ops", "eval_ops"):
+            check_count(name, getattr(self, name), high=MAX_OPS, why="operations of an arithmetic problem")
+        check_count("max_value", self.max_value, high=MAX_OPERAND, why="the largest operand")
+        check_count("n_train_problems", self.n_train_problems, high=MAX_PROBLEMS, why="the demonstration pool")
+        check_seed("seed", self.seed)
+        for name in ("eval_problems", "eval_samples"):
+            check_count(name, getattr(self, name), high=MAX_EVAL, why="held-out sampling at every evaluation")
+        for name in ("stop_step_error_below", "stop_accuracy_above"):
+            check_range(name, getattr(self, name), low=0.0, high=1.0,
+                        why="stop thresholds are rates in [0, 1]; set 0 / 1 to disable them")
 
     def to_dict(self) -> dict:
         """JSON-ready fields (tuples become lists)."""

@@ -34,3 +34,14 @@ WEIGHT_FILE_GLOBS = ("*.safetensors", "*.bin")
 # find; below ~0.1 nearly every sample is wrong. Measured: a build cut short on a busy machine scored
 # accuracy 0.09 / step error 0.94 (outside); the shipped policy 0.27 / 0.136 with a mixed share of 0.50.
 CARD_BAND = {"answer_accuracy": (0.1, 0.97), "step_error_rate": (0.002, 0.25), "mixed_share": (0.2, 1.0)}
+
+# Bounds of PolicyTrainConfig's model and data sizes (the optimizer's are prm.settings'): the policy is a ~1M-parameter
+# Llama trained on CPU in minutes; a width past 16k or depth past 256 layers is a 100B-parameter model, and a pool of
+# 100M problems takes hours just to generate: larger values are typos. Held-out problems (or samples) per stop-rule
+# evaluation: each costs a sampling pass at every eval_every_steps. Operands past a million (the policy's and the RL
+# arms' max_value) are digit copying, not the single-digit arithmetic the policy learns.
+MAX_OPERAND = 1_000_000
+MAX_WIDTH = 16_384
+MAX_LAYERS = 256
+MAX_PROBLEMS = 100_000_000
+MAX_EVAL = 100_000

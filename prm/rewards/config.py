@@ -14,8 +14,10 @@ from prm.rewards.constants import (
     DEFAULT_PROF_LOW,
     DEFAULT_PROF_WEIGHT,
     DEFAULT_TEMPERATURE,
+    MAX_TEMPERATURE,
     PAD_TEXTS,
 )
+from prm.settings import check_range
 
 # Kept in step with prm.rewards.shaping.SHAPINGS (a test checks it); listed here so the config validates
 # without importing the shaping functions.
@@ -64,13 +66,17 @@ class RewardConfig:
             raise ValueError(f"shaping={self.shaping!r} is not one of {SHAPING_NAMES}")
         if self.temperature <= 0:
             raise ValueError(f"temperature={self.temperature} must be > 0; use shaping='min' for the hard min")
+        check_range("temperature", self.temperature, high=MAX_TEMPERATURE,
+                    why="past it the soft min is the mean; use shaping='mean'")
+        check_range("eta", self.eta, low=0.0, high=1.0, why="Clip's threshold on a step's P(good)")
         if not 0.0 <= self.outcome_weight <= 1.0:
             raise ValueError(f"outcome_weight={self.outcome_weight} must be in [0, 1]: the reward is "
                              "(1 - w) * process + w * outcome (0 = PRM only, 1 = outcome only)")
         if not 0.0 <= self.prof_weight <= 1.0:
             raise ValueError(f"prof_weight={self.prof_weight} must be in [0, 1] (0 drops a disagreeing sample)")
-        if not (0.0 <= self.prof_low <= 1.0 and 0.0 <= self.prof_high <= 1.0):
-            raise ValueError("prof_low and prof_high are P(good) thresholds and must be in [0, 1]")
+        for name in ("prof_low", "prof_high"):
+            check_range(name, getattr(self, name), low=0.0, high=1.0,
+                        why="prof_low and prof_high are P(good) thresholds")
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> RewardConfig:
         """This config with the fields named in ``overrides`` replaced; other keys are ignored, so a framework's

@@ -12,6 +12,9 @@ NO_STEP_SCORE = 0.0
 # Process Reward Model Needs for Reasoning"): at 0.1 the softmax(-r/T) weights put almost all mass on the
 # lowest step of P(good) scores in [0, 1], so it behaves like the min while keeping a gradient to the others.
 DEFAULT_TEMPERATURE = 0.1
+# Past this temperature softmax(-r/T) over P(good) scores in [0, 1] weighs every step within 1% of the others: the
+# plain mean (shaping="mean" says so), and a larger value is a typo.
+MAX_TEMPERATURE = 100.0
 
 # Clip's threshold (Gao et al. 2024, "On Designing Effective RL Reward at Training Time for LLM Reasoning"):
 # min(r - eta, 0) with eta = 0.5 makes a step the PRM calls more likely good than bad cost nothing, so the

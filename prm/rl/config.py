@@ -6,9 +6,13 @@ import json
 from dataclasses import asdict, dataclass, fields
 from types import MappingProxyType
 
+from prm.policy import MAX_OPERAND
 from prm.rewards import DEFAULT_TEMPERATURE, RewardConfig
 from prm.rl.constants import (
     GENERATIONS,
+    MAX_EVAL,
+    MAX_KL_BETA,
+    MAX_TEMPERATURE,
     OUTCOME,
     PRIME,
     PRIME_PLAIN,
@@ -22,6 +26,17 @@ from prm.rl.constants import (
 )
 from prm.rl.prime import PrimeConfig
 from prm.rl.process_grpo import ProcessConfig
+from prm.settings import (
+    check_batch,
+    check_count,
+    check_finite,
+    check_learning_rate,
+    check_range,
+    check_seed,
+    check_steps,
+    check_threads,
+    check_tokens,
+)
 from prm.tasks import MAX_OPS, OPERATORS, STYLES
 
 # The reward of each arm. Outcome-only still scores the PRM (weight 0), so its logs carry the same PRM
@@ -109,9 +124,9 @@ class RLRunConfig:
     save_policy: bool = True  # keep each arm's trained policy under <out>/<arm>/policy
 
     def __post_init__(self) -> None:
-        for f in fields(self):  # 1 and 1.0 are one config
+        for f in fields(self):  # 1 and 1.0 are one config; a NaN or an infinity is refused here
             if f.type in (float, "float"):
-                object.__setattr__(self, f.name, float(getattr(self, f.name)))
+                object.__setattr__(self, f.name, check_finite(f.name, getattr(self, f.name)))
         for name in ("arms", "train_ops", "anchor_ops", "eval_ops"):
             object.__setattr__(self, name, tuple(getattr(self, name)))  # lists from YAML/JSON/Dagster
         unknown = tuple(a for a in self.arms if a not in ARMS)
@@ -119,12 +134,7 @@ class RLRunConfig:
             raise ValueError(f"arms {unknown} are unknown; choose from {tuple(ARMS)}")
         if len(set(self.arms)) != len(self.arms):
             raise ValueError(f"arms={self.arms} repeats an arm; each arm runs once")
-        for name in ("steps", "num_generations", "batch_size", "max_completion_length", "torch_threads",
-                     "eval_problems", "eval_samples", "logging_steps"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
-        if self.eval_every < 0:
-            raise ValueError(f"eval_every={self.eval_every} must be >= 0 (0: held-out accuracy before and after only)")
+        self._check_numbers()
         if self.num_generations < 2:
             raise ValueError(f"num_generations={self.num_generations} must be >= 2: GRPO's advantage is a "
                              "completion's reward relative to its group, and a group of one has none")
@@ -134,22 +144,41 @@ class RLRunConfig:
                              "completions together, so a batch holds whole groups")
         for name in ("train_ops", "anchor_ops", "eval_ops"):
             ops = getattr(self, name)
-            if any(not 1 <= n <= MAX_OPS for n in ops):
+            if any(isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_OPS for n in ops):
                 raise ValueError(f"{name}={ops} must hold operation counts in 1..{MAX_OPS}")
         if not self.train_ops or not self.eval_ops:
             raise ValueError("train_ops and eval_ops need at least one difficulty each")
-        if not 0.0 <= self.anchor_share < 1.0 or (self.anchor_share > 0 and not self.anchor_ops):
-            raise ValueError(f"anchor_share={self.anchor_share} must be in [0, 1) and needs anchor_ops when > 0")
+        if self.anchor_share > 0 and not self.anchor_ops:
+            raise ValueError(f"anchor_share={self.anchor_share} needs anchor_ops when > 0")
         if not self.operators or set(self.operators) - set(OPERATORS):
             raise ValueError(f"operators={self.operators!r} must be a non-empty subset of {OPERATORS!r}")
         if self.style not in STYLES:
             raise ValueError(f"style={self.style!r} must be one of {STYLES}")
-        if self.temperature <= 0 or self.eval_temperature < 0:
-            raise ValueError("temperature must be > 0 (GRPO needs varied samples); eval_temperature >= 0 (0: greedy)")
-        if self.beta < 0:
-            raise ValueError(f"beta={self.beta} is a KL coefficient and must be >= 0")
         if self.generation not in GENERATIONS:
             raise ValueError(f"generation={self.generation!r} must be one of {GENERATIONS}")
+
+    def _check_numbers(self) -> None:
+        """Every numeric field finite and in its range, with the bound's reason (prm.settings, prm.rl.constants)."""
+        check_steps("steps", self.steps)
+        check_range("anchor_share", self.anchor_share, low=0.0, high=1.0, high_open=True,
+                    why="a share of the training problems; some must be the target difficulty")
+        check_count("max_value", self.max_value, high=MAX_OPERAND, why="the largest operand of the problems")
+        check_batch("num_generations", self.num_generations)
+        check_batch("batch_size", self.batch_size)
+        check_learning_rate("learning_rate", self.learning_rate)
+        check_range("beta", self.beta, low=0.0, high=MAX_KL_BETA,
+                    why="a KL coefficient; 0 skips the reference, DeepSeekMath uses 0.04")
+        check_tokens("max_completion_length", self.max_completion_length)
+        check_range("temperature", self.temperature, low=0.0, low_open=True, high=MAX_TEMPERATURE,
+                    why="GRPO needs varied samples, and past the bound the samples are noise")
+        check_seed("seed", self.seed)
+        check_threads("torch_threads", self.torch_threads)
+        for name in ("eval_problems", "eval_samples"):
+            check_count(name, getattr(self, name), high=MAX_EVAL, why="held-out problems and samples per difficulty")
+        check_range("eval_temperature", self.eval_temperature, low=0.0, high=MAX_TEMPERATURE,
+                    why="0 samples greedily")
+        check_steps("eval_every", self.eval_every, low=0)  # 0: held-out accuracy before and after only
+        check_steps("logging_steps", self.logging_steps)
 
     @property
     def prompts_per_step(self) -> int:

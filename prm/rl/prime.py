@@ -52,10 +52,14 @@ from prm.scoring import (
     token_logprobs,
     tokenizer_digest,
 )
+from prm.settings import check_learning_rate, check_range, check_seed, check_weight_decay
 
 PRIME_STARTS = ("prm", "policy")  # PrimeConfig.start
 WHITEN_EPS = 1e-8  # verl's masked_whiten: (x - mean) * rsqrt(var + eps)
 SCORE_BATCH = 16  # rows per no-grad forward pass
+# Weight of each whitened advantage (process, outcome) in the prime arms' sum: verl's default is 1; a whitened
+# advantage is of order 1, so a weight of 100 already makes the policy's update 100x the configured learning rate.
+MAX_PRIME_COEF = 100.0
 
 # (prompt token ids, completion token ids, outcome 1.0 right / 0.0 wrong): one rollout as the PRM reads it.
 Rollout = tuple[Sequence[int], Sequence[int], float]
@@ -92,15 +96,20 @@ class PrimeConfig:
             raise ValueError(f"start={self.start!r} must be one of {PRIME_STARTS}: the step-trained LM-head PRM or the "
                              "policy itself")
         check_beta(self.beta)
-        if self.ref_floor is not None and not 0.0 < self.ref_floor < 1.0:
-            raise ValueError(f"ref_floor={self.ref_floor} must be a probability in (0, 1), or None for no floor")
-        if not self.learning_rate > 0 or math.isinf(self.learning_rate) or self.weight_decay < 0:
-            raise ValueError(f"learning_rate={self.learning_rate} must be finite and > 0, weight_decay >= 0")
-        if self.process_coef < 0 or self.outcome_coef < 0 or not (self.process_coef or self.outcome_coef):
-            raise ValueError("process_coef and outcome_coef must be >= 0 and not both 0")
-        if not 0.0 <= self.replay_share <= 1.0 or (self.replay_share > 0) != bool(self.replay_file):
-            raise ValueError(f"replay_share={self.replay_share} must be in [0, 1], and > 0 exactly when a "
-                             "replay_file is given")
+        if self.ref_floor is not None:
+            check_range("ref_floor", self.ref_floor, low=0.0, high=1.0, low_open=True, high_open=True,
+                        why="a probability floor; None for no floor")
+        check_learning_rate("learning_rate", self.learning_rate)
+        check_weight_decay("weight_decay", self.weight_decay)
+        for name in ("process_coef", "outcome_coef"):
+            check_range(name, getattr(self, name), low=0.0, high=MAX_PRIME_COEF,
+                        why="a weight of a whitened advantage; verl's default is 1")
+        if not (self.process_coef or self.outcome_coef):
+            raise ValueError("process_coef and outcome_coef must not both be 0: the advantage would be 0")
+        check_range("replay_share", self.replay_share, low=0.0, high=1.0, why="a share of each online batch")
+        if (self.replay_share > 0) != bool(self.replay_file):
+            raise ValueError(f"replay_share={self.replay_share} must be > 0 exactly when a replay_file is given")
+        check_seed("seed", self.seed)
 
 
 def _rollout_inputs(rollouts: Sequence[Rollout]) -> list[Encoded]:

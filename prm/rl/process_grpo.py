@@ -35,7 +35,15 @@ from typing import Any
 
 import torch
 
-from prm.rewards import DEFAULT_ETA, DEFAULT_TEMPERATURE, Rewarder, ScoredCompletion, step_end_tokens, token_char_ends
+from prm.rewards import (
+    DEFAULT_ETA,
+    DEFAULT_TEMPERATURE,
+    RewardConfig,
+    Rewarder,
+    ScoredCompletion,
+    step_end_tokens,
+    token_char_ends,
+)
 from prm.rl.constants import DEFAULT_PROCESS_OUTCOME_WEIGHT
 from prm.rl.credit import CREDITS, clip_delta_step_rewards, pure_step_rewards, step_lengths
 from prm.rl.process_advantages import (
@@ -43,6 +51,7 @@ from prm.rl.process_advantages import (
     step_scores,
     token_advantages,
 )
+from prm.settings import check_range
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +78,7 @@ class ProcessConfig:
     >>> ProcessConfig(outcome_weight=1.5)
     Traceback (most recent call last):
     ...
-    ValueError: outcome_weight=1.5 must be in [0, 1]: the advantage is (1 - w) * process + w * outcome
+    ValueError: outcome_weight=1.5 must be in [0, 1] (the advantage is (1 - w) * process + w * outcome)
     >>> ProcessConfig(credit="sum")
     Traceback (most recent call last):
     ...
@@ -85,13 +94,12 @@ class ProcessConfig:
     eta: float = DEFAULT_ETA  # clip_delta: a step costs min(r - eta, 0)
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.outcome_weight <= 1.0:
-            raise ValueError(f"outcome_weight={self.outcome_weight} must be in [0, 1]: the advantage is "
-                             "(1 - w) * process + w * outcome")
+        check_range("outcome_weight", self.outcome_weight, low=0.0, high=1.0,
+                    why="the advantage is (1 - w) * process + w * outcome")
         if self.credit not in CREDITS:
             raise ValueError(f"credit={self.credit!r} must be one of {CREDITS}")
-        if not self.temperature > 0:
-            raise ValueError(f"temperature={self.temperature} must be > 0 (the soft min's softmax temperature)")
+        # The same soft min (temperature) and Clip threshold (eta) as a reward's: RewardConfig owns their bounds.
+        RewardConfig(shaping="soft_min", temperature=self.temperature, eta=self.eta)
 
     def key(self) -> dict[str, Any]:
         """The fields a result depends on, for :func:`prm.rl.grpo.run_key`: the credit fields only where they

@@ -5,5 +5,27 @@ The bottom layer of ``prm`` beside ``prm.files``: it imports no other package of
 """
 
 from prm.settings.bounds import MAX_SEED, check_count, check_finite, check_range, check_seed
+from prm.settings.training import (
+    check_batch,
+    check_learning_rate,
+    check_lora,
+    check_steps,
+    check_threads,
+    check_tokens,
+    check_weight_decay,
+)
 
-__all__ = ["MAX_SEED", "check_count", "check_finite", "check_range", "check_seed"]
+__all__ = [
+    "MAX_SEED",
+    "check_batch",
+    "check_count",
+    "check_finite",
+    "check_learning_rate",
+    "check_lora",
+    "check_range",
+    "check_seed",
+    "check_steps",
+    "check_threads",
+    "check_tokens",
+    "check_weight_decay",
+]

@@ -6,7 +6,20 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from prm.scoring import check_beta
-from prm.training.constants import PRM_HEADS
+from prm.settings import (
+    check_batch,
+    check_count,
+    check_finite,
+    check_learning_rate,
+    check_lora,
+    check_range,
+    check_seed,
+    check_steps,
+    check_threads,
+    check_tokens,
+    check_weight_decay,
+)
+from prm.training.constants import MAX_CHECKPOINTS, MAX_EPOCHS, PRM_HEADS
 from prm.training.rows import LABEL_KINDS
 
 
@@ -75,36 +88,50 @@ class PRMTrainConfig:
     bf16_on_cuda: bool = True  # bf16 autocast when CUDA is present; CPU always trains in fp32
 
     def __post_init__(self) -> None:
-        for f in fields(self):  # 1 and 1.0 are one config in the card
+        for f in fields(self):  # 1 and 1.0 are one config in the card; a NaN or an infinity is refused here
             if f.type in (float, "float"):
-                object.__setattr__(self, f.name, float(getattr(self, f.name)))
+                object.__setattr__(self, f.name, check_finite(f.name, getattr(self, f.name)))
         if self.label_kind not in LABEL_KINDS:
             raise ValueError(f"label_kind={self.label_kind!r} must be one of {LABEL_KINDS}")
         if self.head not in PRM_HEADS:
             raise ValueError(f"head={self.head!r} must be one of {PRM_HEADS}")
+        self._check_numbers()
         if self.head == "lm" and (self.lora_r or self.freeze_backbone):
             raise ValueError("head='lm' fine-tunes the whole backbone; lora_r and freeze_backbone apply to "
                              "head='classifier' (set head='classifier', or drop them)")
-        check_beta(self.beta)  # the LM head's reward scale: the bound scoring reads the folder with
         if self.head != "lm" and self.negatives:
             raise ValueError("negatives train the LM head's log-ratio; set head='lm', or negatives=0")
-        if not 0.0 <= self.negatives <= 1.0:
-            raise ValueError(f"negatives={self.negatives} must be a share in [0, 1]")
-        if self.ref_floor is not None and not 0.0 < self.ref_floor < 1.0:
-            raise ValueError(f"ref_floor={self.ref_floor} must be a probability in (0, 1), or None for no floor")
         if self.freeze_backbone and self.lora_r:
             raise ValueError(f"freeze_backbone=True and lora_r={self.lora_r} both limit what trains; choose one "
                              "(LoRA already freezes the backbone's own weights)")
-        if self.lora_r < 0:
-            raise ValueError(f"lora_r={self.lora_r} must be >= 0 (0 turns LoRA off)")
-        if self.learning_rate <= 0 or self.batch_size <= 0 or self.torch_threads <= 0:
-            raise ValueError("learning_rate, batch_size and torch_threads must be > 0")
         if self.max_steps <= 0 and self.num_epochs <= 0:
             raise ValueError("set max_steps > 0 or num_epochs > 0: one of them bounds training")
-        if min(self.logging_steps, self.eval_steps, self.save_steps) <= 0:
-            raise ValueError("logging_steps, eval_steps and save_steps must be > 0")
-        if self.max_length is not None and self.max_length < 2:
-            raise ValueError(f"max_length={self.max_length} cannot hold a prompt and a tagged step")
+
+    def _check_numbers(self) -> None:
+        """Every numeric field finite and in its range, with the bound's reason (prm.settings)."""
+        check_beta(self.beta)  # the LM head's reward scale: the bound scoring reads the folder with
+        if self.ref_floor is not None:
+            check_range("ref_floor", self.ref_floor, low=0.0, high=1.0, low_open=True, high_open=True,
+                        why="a probability floor; None for no floor")
+        check_range("negatives", self.negatives, low=0.0, high=1.0, why="a share of each batch's solutions")
+        check_lora("lora_r", self.lora_r, low=0)  # 0 turns LoRA off
+        check_lora("lora_alpha", self.lora_alpha)
+        check_range("lora_dropout", self.lora_dropout, low=0.0, high=1.0, high_open=True,
+                    why="a dropout probability; 1 would drop every adapter input")
+        check_learning_rate("learning_rate", self.learning_rate)
+        check_weight_decay("weight_decay", self.weight_decay)
+        check_steps("warmup_steps", self.warmup_steps, low=0)
+        check_range("num_epochs", self.num_epochs, low=0.0, high=MAX_EPOCHS, why="passes over the train rows")
+        check_steps("max_steps", self.max_steps, low=-1)  # <= 0: num_epochs bounds training (HF Trainer semantics)
+        check_batch("batch_size", self.batch_size)
+        check_seed("seed", self.seed)
+        check_threads("torch_threads", self.torch_threads)
+        if self.max_length is not None:  # two tokens: a prompt and a tagged step
+            check_tokens("max_length", self.max_length, low=2)
+        for name in ("logging_steps", "eval_steps", "save_steps"):
+            check_steps(name, getattr(self, name))
+        check_count("save_total_limit", self.save_total_limit, high=MAX_CHECKPOINTS,
+                    why="checkpoints kept on disk, each a full copy of the model")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

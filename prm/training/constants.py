@@ -22,6 +22,9 @@ CONVENTION_NAME = "prm-pipeline"
 # Files of a trained PRM folder, besides the HF model and tokenizer files and the convention file.
 CARD_FILE = "prm_card.json"  # config, label method, counts, skipped rows, final metrics
 CHECKPOINT_DIR = "checkpoints"  # Trainer checkpoints; resume reads the last one
+# Every file a save wrote into the folder (prm.training.out_folder): the next save into the folder deletes those and
+# nothing else, so a mistyped --out never loses a user's files.
+MANIFEST_FILE = "prm_files.json"
 
 # Files of a saved training set (TrainingSet.save): the rows in TRL stepwise-supervision form, and the
 # config and stats that made them (class weights included, so a PRM asset reading the folder trains
@@ -42,3 +45,9 @@ PRM_HEADS = ("lm", "classifier")
 OOD_QUANTILE = 0.001
 OOD_MARGIN = 0.5
 OOD_ROWS = 1024
+
+# Bounds of PRMTrainConfig's own settings (the optimizer's are prm.settings'): the classification head's recipe is 4
+# passes over its rows and the LM head's 400 steps; a thousand passes is far past where a PRM stops learning, so a
+# larger number is a typo. Checkpoints kept: each is a full copy of the model, so a thousand fills any disk first.
+MAX_EPOCHS = 1_000.0
+MAX_CHECKPOINTS = 1_000

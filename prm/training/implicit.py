@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -35,6 +34,16 @@ from prm.scoring import (
     token_logprobs,
     tokenizer_digest,
 )
+from prm.settings import (
+    check_batch,
+    check_learning_rate,
+    check_range,
+    check_seed,
+    check_steps,
+    check_threads,
+    check_weight_decay,
+)
+from prm.training.finite import check_finite_weights
 
 log = logging.getLogger(__name__)
 
@@ -66,19 +75,20 @@ class ImplicitPRMConfig:
     negatives: float = 0.0
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.negatives <= 1.0:
-            raise ValueError(f"negatives={self.negatives} must be a share in [0, 1]")
+        check_range("negatives", self.negatives, low=0.0, high=1.0, why="a share of each batch's rows")
         if self.negatives and self.labels != "step":
             raise ValueError("negatives are step labels: set labels='step', or negatives=0")
-        if self.ref_floor is not None and not 0.0 < self.ref_floor < 1.0:
-            raise ValueError(f"ref_floor={self.ref_floor} must be a probability in (0, 1), or None for no floor")
+        if self.ref_floor is not None:
+            check_range("ref_floor", self.ref_floor, low=0.0, high=1.0, low_open=True, high_open=True,
+                        why="a probability floor; None for no floor")
         check_beta(self.beta)
-        if not self.learning_rate > 0 or math.isinf(self.learning_rate):
-            raise ValueError(f"learning_rate={self.learning_rate} must be a finite number > 0")
-        if self.max_steps <= 0 or self.batch_size <= 0:
-            raise ValueError("max_steps and batch_size must be > 0")
-        if self.weight_decay < 0:
-            raise ValueError(f"weight_decay={self.weight_decay} must be >= 0")
+        check_learning_rate("learning_rate", self.learning_rate)
+        check_weight_decay("weight_decay", self.weight_decay)
+        check_steps("max_steps", self.max_steps)
+        check_steps("warmup_steps", self.warmup_steps, low=0)
+        check_batch("batch_size", self.batch_size)
+        check_seed("seed", self.seed)
+        check_threads("torch_threads", self.torch_threads)
         if self.labels not in IMPLICIT_LABELS:
             raise ValueError(f"labels={self.labels!r} must be one of {IMPLICIT_LABELS}")
 
@@ -246,5 +256,8 @@ def train_implicit_prm(rows: Sequence[tuple[str, Sequence[str], Any]], out_dir: 
     """:func:`fit_implicit` on ``rows``, saved (HF folder and ``implicit_prm.json``) in ``out_dir``."""
     config = config or ImplicitPRMConfig()
     out = Path(out_dir)
-    save_implicit(fit_implicit(rows, config, progress), out, config)
+    fitted = fit_implicit(rows, config, progress)
+    check_finite_weights(fitted.model, out, {"learning_rate": config.learning_rate,
+                                             "weight_decay": config.weight_decay, "beta": config.beta})
+    save_implicit(fitted, out, config)
     return out

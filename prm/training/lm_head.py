@@ -28,8 +28,9 @@ from prm.scoring import (
 )
 from prm.training.config import PRMTrainConfig
 from prm.training.constants import CARD_FILE, OOD_MARGIN, OOD_QUANTILE, OOD_ROWS, SOFT_THRESHOLD
+from prm.training.finite import check_finite_weights
 from prm.training.implicit import Fitted, ImplicitPRMConfig, fit_implicit, save_implicit
-from prm.training.out_folder import clear_model_files
+from prm.training.out_folder import clear_model_files, write_manifest
 from prm.training.rows import check_both_classes, class_counts, split_of
 
 log = logging.getLogger(__name__)
@@ -158,6 +159,8 @@ def train_lm_head(rows: Sequence[Mapping[str, Any]], out: Path, config: PRMTrain
                                warmup_steps=config.warmup_steps, reference=reference_of(config.base_model),
                                ref_floor=config.ref_floor, negatives=config.negatives)
     fitted = fit_implicit(_triples(kept["train"]), recipe, progress=log.info)
+    check_finite_weights(fitted.model, out, {"learning_rate": config.learning_rate, "weight_decay": config.weight_decay,
+                                             "beta": config.beta})
     final = {"train_loss": fitted.loss_history[-1][1] if fitted.loss_history else float("nan"),
              "train_runtime_s": fitted.seconds,
              "train_tokens_per_s": fitted.train_tokens / fitted.seconds if fitted.seconds else 0.0}
@@ -165,6 +168,7 @@ def train_lm_head(rows: Sequence[Mapping[str, Any]], out: Path, config: PRMTrain
         final.update(_val_metrics(fitted, kept["val"], config.beta, config.ref_floor))
     clear_model_files(out)  # an earlier model's files (a convention, a chat template) would be read back
     save_implicit(fitted, out, recipe, ood_ref_logprob=ood_limit(fitted, kept["train"]))
+    write_manifest(out)  # what the next save into this folder may delete: these files and the card
     counts = {s: class_counts(kept[s]) for s in ("train", "val")}
     card = {
         "head": "lm", "base_model": config.base_model, "base_model_version": model_version(config.base_model),

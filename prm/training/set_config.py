@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from prm.settings import check_count, check_range, check_seed
 from prm.training.rows import LABEL_KINDS
 from warehouse import LABEL_SOURCES
 
 BALANCES = ("none", "downsample", "weight")
+# Gold steps of the longest solution a split by length may cut at: no task this pipeline reads comes near (the
+# arithmetic task tops out at prm.tasks' 32 operations, GSM8K and MATH solutions at a few dozen steps).
+MAX_GOLD_STEPS = 1_000
 
 
 @dataclass(frozen=True)
@@ -45,10 +49,12 @@ class TrainingSetConfig:
             raise ValueError(f"label_kind={self.label_kind!r} must be one of {LABEL_KINDS}")
         if self.balance not in BALANCES:
             raise ValueError(f"balance={self.balance!r} must be one of {BALANCES}")
-        if not (0 <= self.val_share < 1 and 0 <= self.test_share < 1):
-            raise ValueError(f"val_share={self.val_share} and test_share={self.test_share} must be in [0, 1)")
+        for name in ("val_share", "test_share"):
+            check_range(name, getattr(self, name), low=0.0, high=1.0, high_open=True, why="a share of the problems")
+        check_seed("split_seed", self.split_seed)
         if self.val_share + self.test_share >= 1:
             raise ValueError(f"val_share + test_share = {self.val_share + self.test_share:g} leaves no problems "
                              "to train on; keep their sum below 1")
-        if self.train_max_steps is not None and self.train_max_steps < 1:
-            raise ValueError(f"train_max_steps={self.train_max_steps} must be >= 1 (or None to split by share)")
+        if self.train_max_steps is not None:
+            check_count("train_max_steps", self.train_max_steps, high=MAX_GOLD_STEPS,
+                        why="gold steps of a solution; None splits by share")

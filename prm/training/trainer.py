@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,11 +32,12 @@ from transformers import Trainer, TrainerCallback, TrainingArguments, set_seed
 from transformers.trainer_utils import get_last_checkpoint
 
 from prm.evaluation import roc_auc
-from prm.files import atomic_write_text, dumps_strict
+from prm.files import atomic_write_text, dumps_strict, json_kind
 from prm.format import ContextOverflowError
 from prm.training.config import PRMTrainConfig
 from prm.training.constants import CARD_FILE, CHECKPOINT_DIR, CONVENTION_NAME, IGNORE_INDEX, META_FILE, SPLITS
 from prm.training.data import TrainingSet
+from prm.training.finite import check_finite_weights
 from prm.training.lm_head import check_fits_context, train_lm_head
 from prm.training.model import (
     CONVENTION,
@@ -48,7 +48,7 @@ from prm.training.model import (
     prm_loss,
     step_accuracy,
 )
-from prm.training.out_folder import check_out, clear_model_files
+from prm.training.out_folder import check_out, clear_checkpoints, clear_model_files, write_manifest
 from prm.training.rows import check_both_classes, check_rows, class_counts, locate_rows, split_of
 
 log = logging.getLogger(__name__)
@@ -84,6 +84,22 @@ class _TokensThisRun(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.start = int(state.num_input_tokens_seen or 0)
+
+
+class _FiniteBeforeSave(TrainerCallback):
+    """Stops training before a checkpoint (or the final save) would write a NaN or infinite weight."""
+
+    def __init__(self, out: Path, config: PRMTrainConfig) -> None:
+        self.out, self.config = out, config
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        if control.should_save and model is not None:  # DefaultFlowCallback, called first, has set it
+            check_finite_weights(model, self.out, _lower(self.config))
+
+
+def _lower(config: PRMTrainConfig) -> dict[str, float]:
+    """The settings a diverged run should lower, with their values."""
+    return {"learning_rate": config.learning_rate, "weight_decay": config.weight_decay}
 
 
 class PRMTrainer(Trainer):
@@ -233,8 +249,9 @@ def train_prm(data: TrainData, out_dir: str | Path, config: PRMTrainConfig | Non
     rows without one train), a ``datasets`` Dataset/DatasetDict or its ``save_to_disk`` folder, or a
     ``.jsonl`` / ``.parquet`` file of such rows. ``test`` rows are never read.
 
-    ``out_dir`` is new, empty, or an earlier PRM folder, whose files the save replaces (subfolders such as the
-    checkpoints a resume reads stay); a folder holding other files is refused before training.
+    ``out_dir`` is new, empty, or a PRM folder train_prm wrote, whose files (listed in its ``prm_files.json``) the
+    save replaces (subfolders such as the checkpoints a resume reads stay); a folder holding any other file is
+    refused before training, and a model whose weights came out NaN or infinite is never saved.
 
     Example::
 
@@ -276,7 +293,7 @@ def _train(source: _Source, out: Path, config: PRMTrainConfig, resume: bool) -> 
     args = _training_args(out, config, has_val)
     if not resume and args.should_save and checkpoints.is_dir():  # rank 0 only; the others wait at the barrier
         log.warning("removing old checkpoints in %s: a fresh run must not resume from another run's state", checkpoints)
-        shutil.rmtree(checkpoints)
+        clear_checkpoints(out)
     _barrier(args)
     trainer = PRMTrainer(
         model=model,
@@ -289,7 +306,7 @@ def _train(source: _Source, out: Path, config: PRMTrainConfig, resume: bool) -> 
         preprocess_logits_for_metrics=_margins,
         label_kind=config.label_kind,
         class_weights=source.class_weights,
-        callbacks=[tokens := _TokensThisRun()],
+        callbacks=[tokens := _TokensThisRun(), _FiniteBeforeSave(out, config)],
     )
     result = trainer.train(resume_from_checkpoint=last if resume else None)
     runtime = result.metrics["train_runtime"]
@@ -301,6 +318,7 @@ def _train(source: _Source, out: Path, config: PRMTrainConfig, resume: bool) -> 
     model = trainer.model
     if config.lora_r:
         model = model.merge_and_unload()  # a plain HF folder: no peft needed to load or score it
+    check_finite_weights(model, out, _lower(config))  # every rank: none is left waiting at the barrier
     if trainer.is_world_process_zero():
         _save(out, model, tokenizer, source, config, encoded, trainer, final, Path(last).name if resume else None)
     _barrier(args)  # every rank returns a finished folder
@@ -316,6 +334,7 @@ def _save(out: Path, model: Any, tokenizer: Any, source: _Source, config: PRMTra
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     CONVENTION.save(out)
+    write_manifest(out)  # what the next save into this folder may delete: these files and the card
     state = trainer.state
     counts = {s: class_counts(encoded.rows[s]) for s in ("train", "val")}
     card = {
@@ -363,4 +382,11 @@ def read_prm_card(folder: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise FileNotFoundError(f"{folder} has no {CARD_FILE}: it is not a finished train_prm folder (training "
                                 "was interrupted, or it is a PRM from elsewhere); retrain with train_prm")
-    return json.loads(path.read_text(encoding="utf-8"))
+    fix = "retrain with train_prm, or restore the folder's card (train_prm writes a JSON object)"
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:  # a hand-edited or truncated card
+        raise ValueError(f"{path}: not JSON ({err}); {fix}") from None
+    if not isinstance(card, dict):
+        raise ValueError(f"{path}: {json_kind(card)}, not a JSON object; {fix}")
+    return card

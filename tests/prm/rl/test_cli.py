@@ -11,7 +11,7 @@ from prm.rl.__main__ import main
 
 @pytest.mark.parametrize("argv,message", [
     (["run", "--arm", "outcome", "--prm", "PRM", "--out", "OUT", "--set", "foo=1"], "must be FIELD=VALUE"),
-    (["compare", "--prm", "PRM", "--out", "OUT", "--steps", "0"], "steps=0 must be >= 1"),
+    (["compare", "--prm", "PRM", "--out", "OUT", "--steps", "0"], r"steps=0 must be in \[1, "),
     (["compare", "--prm", "PRM", "--out", "OUT", "--set", "eval_ops=[40]"], r"eval_ops=\(40,\) must hold"),
     (["run", "--arm", "prm_sum", "--prm", "PRM", "--out", "OUT", "--policy", "./missing"], "model path|neither"),
     (["run", "--arm", "prm_sum", "--prm", "MISSING", "--out", "OUT"], "no PRM at MISSING"),

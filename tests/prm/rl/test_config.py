@@ -12,7 +12,7 @@ from prm.rl.data import eval_problems, train_problems
     ({"arms": ()}, r"arms \(\) are unknown"),
     ({"arms": ("outcome", "outcome")}, "repeats an arm"),
     ({"arms": ("prm_mean",)}, r"arms \('prm_mean',\) are unknown"),
-    ({"steps": 0}, "steps=0 must be >= 1"),
+    ({"steps": 0}, r"steps=0 must be in \[1, "),
     ({"num_generations": 1, "batch_size": 4}, "a group of one has none"),
     ({"batch_size": 12, "num_generations": 8}, "must be a multiple of num_generations=8"),
     ({"train_ops": (40,)}, r"train_ops=\(40,\) must hold operation counts in 1..32"),
@@ -22,7 +22,7 @@ from prm.rl.data import eval_problems, train_problems
     ({"operators": "/"}, "operators='/' must be a non-empty subset"),
     ({"style": "essay"}, "style='essay' must be one of"),
     ({"temperature": 0}, "GRPO needs varied samples"),
-    ({"beta": -0.1}, "beta=-0.1 is a KL coefficient"),
+    ({"beta": -0.1}, r"beta=-0.1 must be in \[0, 10\] \(a KL coefficient"),
     ({"generation": "sglang"}, "generation='sglang' must be one of"),
 ])
 def test_bad_configs_say_what_to_set(overrides, message):

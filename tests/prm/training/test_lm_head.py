@@ -11,6 +11,7 @@ from prm.format import CONVENTION_FILE
 from prm.scoring import load_prm
 from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE, ImplicitPRMScorer
 from prm.training import PRMTrainConfig, read_prm_card, train_prm
+from prm.training.constants import MANIFEST_FILE
 from prm.training.lm_head import reference_of
 from tests.prm.training.test_trainer import learnable_rows, tiny
 
@@ -73,12 +74,15 @@ def test_heads_overwrite_each_other_cleanly(tiny_base: Path, rows: list[dict], t
 def test_an_earlier_models_files_are_gone_and_change_no_score(folder: Path, tiny_base: Path, rows: list[dict],
                                                               tmp_path: Path) -> None:
     # The demo once saved the char-level PRM over a SmolLM2 PRM's folder: its chat_template.jinja stayed, the
-    # tokenizer loaded it, and every score changed while the weights' digest did not.
+    # tokenizer loaded it, and every score changed while the weights' digest did not. An earlier save's files are
+    # those its manifest lists: here a SmolLM2 save's template and shard index.
     out = tmp_path / "prm"
-    out.mkdir()
-    (out / "config.json").write_text("{}")
+    train_prm(rows, out, lm(tiny_base, max_steps=1))
     (out / "chat_template.jinja").write_text("<|im_start|>{{ messages[0]['content'] }}")
     (out / "model.safetensors.index.json").write_text("{}")
+    manifest = json.loads((out / MANIFEST_FILE).read_text())
+    manifest["files"] += ["chat_template.jinja", "model.safetensors.index.json"]
+    (out / MANIFEST_FILE).write_text(json.dumps(manifest))
     (out / "checkpoints").mkdir()  # subfolders (a resume's checkpoints) stay
     train_prm(rows, out, lm(tiny_base))
     assert not (out / "chat_template.jinja").exists() and not (out / "model.safetensors.index.json").exists()
@@ -90,7 +94,7 @@ def test_an_earlier_models_files_are_gone_and_change_no_score(folder: Path, tiny
 def test_a_folder_of_other_files_is_refused_before_training(tiny_base: Path, rows: list[dict],
                                                             tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(ValueError, match=r"holds files that are not a model's \(notes.txt"):
+    with pytest.raises(ValueError, match=r"holds files train_prm did not write \(notes.txt\)"):
         train_prm(rows, tmp_path, lm(tiny_base, max_steps=1))
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
