@@ -1,5 +1,6 @@
 """Turn engine completions into warehouse rows: sampled solutions with their steps, and step rollouts."""
 
+from prm.datagen.hub_datasets import hub_file
 from prm.datagen.intake import (
     IMPORTED_MARK,
     IMPORTED_TASKS,
@@ -29,6 +30,7 @@ __all__ = [
     "accuracy_by_gold_steps",
     "arithmetic_problem",
     "first_errors_truth",
+    "hub_file",
     "intake_rows",
     "is_synthetic",
     "mc_by_step",
