@@ -9,6 +9,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
+from assets.config_base import CheckedConfig
 from assets.metadata import histogram, md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
@@ -36,7 +37,7 @@ from prm.tasks import inbox_file, load_solutions
 from warehouse import ModelEntry, Warehouse, register_models, today
 
 
-class PolicyConfig(dg.Config):
+class PolicyConfig(CheckedConfig):
     """The default policy is the checkpoint shipped in the repository. Set ``rebuild`` (or any override of
     prm.policy.PolicyTrainConfig) to train one into the model cache, where ``arith-policy`` then resolves;
     a cached build with the same config is reused, not retrained."""
@@ -84,7 +85,7 @@ def _policy_entry(path: Path, card: dict) -> ModelEntry:
                       training=training, metrics=metrics)
 
 
-class SolutionsConfig(dg.Config):
+class SolutionsConfig(CheckedConfig):
     """Sampling of policy solutions for the partition's problems, and the prompt around each question.
 
     The prompt template (system prompt, answer-format instruction) is recorded on the materialization;
@@ -266,7 +267,7 @@ def _solutions_result(problems: list[dict], sols: list[dict], n_steps: int, stat
     })
 
 
-class RolloutsConfig(dg.Config):
+class RolloutsConfig(CheckedConfig):
     """Monte-Carlo rollouts from every step prefix of the partition's solutions (prompts rebuilt with the
     solutions' template)."""
 

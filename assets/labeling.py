@@ -3,6 +3,7 @@
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import dagster as dg
 
+from assets.config_base import CheckedConfig
 from assets.generation import partition_prompter
 from assets.metadata import md_table
 from assets.partitions import PARTITIONS, day_and_source
@@ -45,7 +46,7 @@ def _metadata(report: PartitionLabelReport) -> dict:
     return meta
 
 
-class MCLabelsConfig(dg.Config):
+class MCLabelsConfig(CheckedConfig):
     """Math-Shepherd Monte-Carlo labels: N rollouts from every step prefix."""
 
     n_rollouts: int = _MC.n_rollouts  # rollouts per prefix; the `rollouts` asset already paid for some of them
@@ -70,7 +71,7 @@ def mc_labels(context: dg.AssetExecutionContext, config: MCLabelsConfig, warehou
     return dg.MaterializeResult(metadata=_metadata(report))
 
 
-class OmegaPRMLabelsConfig(dg.Config):
+class OmegaPRMLabelsConfig(CheckedConfig):
     """OmegaPRM binary search (Luo et al. 2024); defaults are the paper's."""
 
     alpha: float = _OMEGA.alpha
@@ -100,7 +101,7 @@ def omegaprm_labels(context: dg.AssetExecutionContext, config: OmegaPRMLabelsCon
     return dg.MaterializeResult(metadata=_metadata(report))
 
 
-class ProgressLabelsConfig(dg.Config):
+class ProgressLabelsConfig(CheckedConfig):
     """Step advantage MC(k) - MC(k-1) from the MC labels' rollouts (no new rollouts)."""
 
     tolerance: float = _PROGRESS.tolerance  # largest MC drop that still counts as a good step

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from assets.config_base import CheckedConfig
 from assets.metadata import md_table
 from assets.resources import WarehouseResource
 from prm.evaluation import (
@@ -67,7 +68,7 @@ def trained_prm(artifacts: PRMArtifacts) -> Path:
 _DATA, _TRAIN = TrainingSetConfig(method="omegaprm"), PRMTrainConfig()
 
 
-class PRMDataConfig(dg.Config):
+class PRMDataConfig(CheckedConfig):
     """Which labels train the PRM and how problems are split (prm.training.TrainingSetConfig)."""
 
     method: str = "omegaprm"  # warehouse.methods.LABEL_SOURCES: a method-table name, or "truth"
@@ -88,13 +89,13 @@ class PRMDataConfig(dg.Config):
                                  train_max_steps=self.train_max_steps, source=self.source)
 
 
-class PRMTrainAssetConfig(dg.Config):
+class PRMTrainAssetConfig(CheckedConfig):
     """The PRM run (prm.training.PRMTrainConfig): by default the LM-head PRM fine-tuned from the policy."""
 
     base_model: str = _TRAIN.base_model  # Math-Shepherd initialises its PRM from the generator
-    # "lm": each step scored by the policy's own LM head against the frozen policy (reads the steps: README,
-    # "Do the PRMs read the steps?"); "classifier": a two-class head at each step tag, which vLLM's pooling
-    # runner serves (`prm-serve`, the GPU run book).
+    # "lm": each step scored by the policy's own LM head against the frozen policy (reads the steps:
+    # docs/concepts/prm.md, "Evaluation: does the PRM read the steps?"); "classifier": a two-class head at each
+    # step tag, which vLLM's pooling runner serves (`prm-serve`, the GPU run book).
     head: str = _TRAIN.head
     # Optimizer steps (the LM head's recipe: 400 of 16 solutions); -1 trains by num_epochs, which the
     # classification head wants (~4 passes). The demo's small partition passes its own budget.
@@ -181,7 +182,7 @@ def _heldout(config: TrainingSetConfig, warehouse: WarehouseResource) -> dict:
     return heldout_solutions(con, stratified_splits(con, config), source=config.source)
 
 
-class PRMEvalConfig(dg.Config):
+class PRMEvalConfig(CheckedConfig):
     """Extra test sets for the PRM evaluation."""
 
     # A ProcessBench-format JSONL file (prm.export writes them; Qwen/ProcessBench's layout): an external
@@ -266,7 +267,7 @@ def _external(folder: Path, rows: list[dict], model: str, path: str, label_metho
         raise dg.Failure(f"processbench_file: {exc}") from exc
 
 
-class ComparisonAssetConfig(dg.Config):
+class ComparisonAssetConfig(CheckedConfig):
     """The methods compared; every PRM shares the data split and the training run settings."""
 
     methods: list[str] = list(COMPARED_METHODS)

@@ -3,6 +3,7 @@
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import dagster as dg
 
+from assets.config_base import CheckedConfig
 from assets.metadata import histogram, md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import WarehouseResource
@@ -12,7 +13,7 @@ from prm.tasks import ArithmeticSourceConfig, inbox_file, load_source
 _ARITH = ArithmeticSourceConfig()  # the library's defaults, which the config below starts from
 
 
-class ProblemsConfig(dg.Config):
+class ProblemsConfig(CheckedConfig):
     """Knobs of the built-in ``arith`` and ``logic`` sources (file sources ignore all but ``limit``)."""
 
     n_ops: list[int] = list(_ARITH.n_ops)  # difficulty levels (gold steps per problem)

@@ -8,6 +8,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
+from assets.config_base import CheckedConfig
 from assets.metadata import md_table
 from assets.resources import WarehouseResource
 from prm.evaluation import (
@@ -24,7 +25,7 @@ from warehouse import ModelEntry, connect, model_versions, register_models, toda
 REGISTRY_SOURCE = "processbench"  # the registry partition of the re-registrations that carry the figures
 
 
-class ProcessBenchAssetConfig(dg.Config):
+class ProcessBenchAssetConfig(CheckedConfig):
     """Where the ProcessBench rows come from and how many PRM versions one run scores."""
 
     # A folder of <split>.json/.jsonl/.parquet files, or one file; None: ../shared/data/processbench when present,

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from assets.config_base import CheckedConfig
 from assets.prm import trained_prm
 from assets.resources import WarehouseResource
 from prm.models import model_cache_dir, model_version, resolve_model
@@ -13,7 +14,7 @@ from prm.training import SHIPPED_PRM_DIR, PRMArtifacts, verify_shipped_prm
 from warehouse import today
 
 
-class RLAssetConfig(dg.Config):
+class RLAssetConfig(CheckedConfig):
     """A short run of prm.rl.RLRunConfig on the warehouse's problems: a minute or two on a CPU, enough to see every
     arm move. The difficulties default to those of the built-in arith source (2, 4 and 8 gold steps)."""
 

@@ -6,6 +6,7 @@ import json
 
 import dagster as dg
 
+from assets.config_base import CheckedConfig
 from assets.metadata import md_table
 from assets.prm import trained_prm
 from assets.resources import GenerationResource, WarehouseResource
@@ -26,7 +27,7 @@ from warehouse import connect
 RESULT_FILE = "search.json"  # beside the PRM: the comparison's rows, read by the check
 
 
-class SearchAssetConfig(dg.Config):
+class SearchAssetConfig(CheckedConfig):
     """A small comparison (minutes on a CPU); ``benchmarks/search.py`` is the full one."""
 
     problems: int = 8  # held-out problems: generated word problems, or the source's below

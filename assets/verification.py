@@ -3,6 +3,7 @@
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import dagster as dg
 
+from assets.config_base import CheckedConfig
 from assets.generation import partition_prompter
 from assets.metadata import md_table
 from assets.partitions import PARTITIONS, day_and_source
@@ -29,7 +30,7 @@ from prm.labeling import (
 )
 
 
-class FormalConfig(dg.Config):
+class FormalConfig(CheckedConfig):
     timeout_s: float = FORMAL_TIMEOUT_S  # per step; a hung or exploding check becomes `unverifiable`
 
 
@@ -60,7 +61,7 @@ def formal_verifications(context: dg.AssetExecutionContext, config: FormalConfig
     })
 
 
-class JudgeAssetConfig(dg.Config):
+class JudgeAssetConfig(CheckedConfig):
     """LLM-judge votes; the judge model is the `judge` resource (the fine-tuned SmolLM2 judge here, a strong
     model on a GPU box: give that one k=5 votes at temperature 0.7, ProcessBench's sampling)."""
 
@@ -129,7 +130,7 @@ def judge_outcome_from_metadata(metadata: dict) -> tuple[JudgeOutcomeAgreement, 
     return outcome, band
 
 
-class ConsensusAssetConfig(dg.Config):
+class ConsensusAssetConfig(CheckedConfig):
     # one of prm.labeling.consensus.POLICIES, all reported side by side. MC labels kept where the fine-tuned judge
     # names the same first error (Qwen's "Lessons" filter); formal_override would copy SymPy, which passes any step
     # whose arithmetic holds, wrong operands included.

@@ -55,6 +55,11 @@ def run(recipe_file: Path, overrides: tuple[str, ...], day: str, dry_run: bool, 
         if dry_run:
             click.echo(dry_run_text(recipe, day))
             return
+        from pipelines.recipe_models import model_report
+
+        problems = model_report(recipe)[1]  # a misspelled model fails now, not after sampling
+        if problems:
+            raise RecipeError.collected(f"recipe {recipe.name!r}", problems)
     except RecipeError as exc:
         raise click.ClickException(str(exc)) from None
     sys.exit(run_and_report(recipe, day, resample))
@@ -86,35 +91,19 @@ def run_and_report(recipe: Recipe, day: str, resample: bool = False) -> int:
 
 def dry_run_text(recipe: Recipe, day: str) -> str:
     """What a dry run prints: the models as they resolve (none loaded), the dataset's usable rows, the configs."""
-    import tempfile
 
-    from pipelines.inbox import stage_dataset
-    from pipelines.runner import describe_model
-    from prm.datagen import read_intake
-    from prm.tasks import load_problems
+    from pipelines.recipe_models import model_report
 
-    lines = [f"recipe {recipe.name!r} is valid; day {day}, source {recipe.source!r}"]
-    for role, name in (("policy", recipe.policy.model), ("PRM backbone", recipe.prm_base_model),
-                       ("RL policy", recipe.rl_policy), ("search policy", recipe.search_policy)):
-        lines.append(f"{role:<14} {describe_model(name)}")
-    if recipe.dataset.path is not None and recipe.dataset.kind == "solutions":
-        try:
-            intake = read_intake(recipe.dataset.file(), source=recipe.source, reference=recipe.dataset.reference_file(),
-                                 task=recipe.dataset.task, limit=recipe.dataset.limit)
-        except (FileNotFoundError, ValueError) as exc:
-            raise RecipeError(f"dataset {recipe.dataset.file()}: {exc}") from None
-        gold = sum(bool(p.gold_answer) for p in intake.problems)
-        lines.append(f"dataset        {intake.loaded.summary()}; {gold} of {len(intake.problems)} problems with a "
-                     "gold answer")
-    elif recipe.dataset.path is not None:
-        with tempfile.TemporaryDirectory() as scratch:
-            staged = stage_dataset(recipe, Path(scratch))
-            try:
-                loaded = load_problems(staged, source=recipe.source, limit=recipe.dataset.limit)
-            except ValueError as exc:
-                raise RecipeError(f"dataset {recipe.dataset.file()}: {exc}") from None
-        lines.append(f"dataset        {recipe.dataset.file()}: {len(loaded.records)} problems with a gold answer, "
-                     f"{len(loaded.rejected)} rows rejected, {len(loaded.duplicates)} repeated")
+    models, problems = model_report(recipe)
+    lines = [f"recipe {recipe.name!r} is valid; day {day}, source {recipe.source!r}", *models]
+    try:
+        dataset = _dataset_line(recipe)
+    except (RecipeError, OSError, ValueError) as exc:
+        problems.append(" ".join(str(exc).split()).removeprefix(f"recipe {recipe.name!r}: "))
+    else:
+        lines.extend([dataset] if dataset else [])
+    if problems:  # every problem at once: one edit of the recipe fixes them all
+        raise RecipeError.collected(f"recipe {recipe.name!r}", problems)
     for job in ("refresh", "prm", *(("rl",) if recipe.rl.run else ())):
         selection = recipe.selection(job)
         lines.append(f"\n{job} run config" + (f" (assets {selection})" if selection else "") + ":")
@@ -122,11 +111,40 @@ def dry_run_text(recipe: Recipe, day: str) -> str:
     return "\n".join(lines)
 
 
+def _dataset_line(recipe: Recipe) -> str | None:
+    """The dataset's usable rows as a dry run reads them (None: a built-in generator); raises what is wrong."""
+    import tempfile
+
+    from pipelines.inbox import stage_dataset
+    from prm.datagen import read_intake
+    from prm.tasks import load_problems
+
+    if recipe.dataset.path is None:
+        return None
+    if recipe.dataset.kind == "solutions":
+        try:
+            intake = read_intake(recipe.dataset.file(), source=recipe.source, reference=recipe.dataset.reference_file(),
+                                 task=recipe.dataset.task, limit=recipe.dataset.limit)
+        except (OSError, ValueError) as exc:
+            raise RecipeError(f"dataset {recipe.dataset.file()}: {exc}") from None
+        gold = sum(bool(p.gold_answer) for p in intake.problems)
+        return (f"dataset        {intake.loaded.summary()}; {gold} of {len(intake.problems)} problems with a gold "
+                "answer")
+    with tempfile.TemporaryDirectory() as scratch:
+        staged = stage_dataset(recipe, Path(scratch))
+        try:
+            loaded = load_problems(staged, source=recipe.source, limit=recipe.dataset.limit)
+        except (OSError, ValueError) as exc:
+            raise RecipeError(f"dataset {recipe.dataset.file()}: {exc}") from None
+    return (f"dataset        {recipe.dataset.file()}: {len(loaded.records)} problems with a gold answer, "
+            f"{len(loaded.rejected)} rows rejected, {len(loaded.duplicates)} repeated")
+
+
 @main.command("register-source")
 @click.argument("name")
 def register_source(name: str) -> None:
-    """Add NAME to the dynamic source partitions, so `dagster asset materialize` and the UI can launch its
-    partitions (an unregistered source fails there with DagsterInvalidSubsetError).
+    """Add NAME to the dynamic source partitions, so `dg launch` and the UI can launch its partitions (an
+    unregistered source's partition fails there with DagsterUnknownPartitionError).
 
     Example: prm-pipeline register-source gsm8k
     """

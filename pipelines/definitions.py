@@ -1,4 +1,4 @@
-"""The Dagster code location: ``dagster dev`` loads ``defs`` from here (see pyproject's [tool.dagster]).
+"""The Dagster code location: ``dg dev`` loads ``defs`` from here (see pyproject's [tool.dagster]).
 
 Assets are collected from the asset modules (:data:`ASSET_MODULES`) and checks from those and ``assets/checks.py``
 (:data:`CHECKS`), so a new asset or check is written once, in its module; a new asset module is one more entry there.
@@ -58,7 +58,7 @@ defs = dg.Definitions(
         "warehouse": WarehouseResource(),
         "generation": GenerationResource(),  # the policy being labeled
         # SmolLM2 fine-tuned to judge (the shipped adapter merged in; prm.judge_training). A served judge is one
-        # config away: backend "openai", base_url and model (README, "Step labels").
+        # config away: backend "openai", base_url and model (docs/concepts/labels.md, "`judge` (LLM judge)").
         "judge": GenerationResource(model=JUDGE_NAME),
         "flywheel": FlywheelResource(),  # what every flywheel round shares
     },

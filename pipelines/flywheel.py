@@ -32,7 +32,8 @@ def run(rounds: int, run_config: dict | None = None) -> list[dg.ExecuteInProcess
     from pipelines.definitions import defs  # after DAGSTER_HOME is set
 
     job = defs.resolve_job_def("flywheel")
-    dg.validate_run_config(job, run_config or {})  # a config that does not fit fails here, before any round is added
+    resolved = dg.validate_run_config(job, run_config or {})  # a config that does not fit fails here, before any round
+    check_settings(resolved)
     instance = dg.DagsterInstance.get()
     # A round killed earlier (kill -9) may still hold its pool slot: free it, or this run waits forever.
     for holder in release_dead_runs(instance):
@@ -53,6 +54,22 @@ def run(rounds: int, run_config: dict | None = None) -> list[dg.ExecuteInProcess
 
 class UsageError(ValueError):
     """A command-line value the flywheel cannot run with; the message says what to pass instead."""
+
+
+def check_settings(resolved: dict) -> None:
+    """Build the library configs of a run config Dagster accepted (``dg.validate_run_config``'s result), so a
+    value they refuse (a NaN tolerance, a count of 0) is a UsageError now, not a failed step inside round k."""
+    from assets.resources import FlywheelResource, GenerationResource
+
+    resources = resolved.get("resources", {})
+    for name, build in (("flywheel", lambda c: FlywheelResource(**c).get()),
+                        ("generation", lambda c: GenerationResource(**c).config())):
+        values = (resources.get(name) or {}).get("config") or {}
+        try:
+            build(values)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"resources.{name}.config: {' '.join(str(exc).split())} - fix --config (or the "
+                             "recipe)") from None
 
 
 def parse_config(text: str | None) -> dict | None:

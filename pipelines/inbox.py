@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pipelines.recipe import DatasetSpec, Recipe, RecipeError, dump_recipe, load_recipe
 from prm.models import ARITH_POLICY_NAME
-from prm.tasks import BUILTIN_SOURCES, FILE_SUFFIXES
+from prm.tasks import BUILTIN_SOURCES, FILE_SUFFIXES, file_rows
 
 SIDECAR_SUFFIX = ".yaml"
 
@@ -31,7 +31,7 @@ def sidecar_recipe(inbox: Path, source: str) -> Recipe | None:
     {'generation': {'config': {'model': 'smollm2-135m-instruct'}}}
     """
     path = sidecar_path(inbox, source)
-    if not path.is_file():
+    if not (path.is_symlink() or path.exists()):  # a directory or a broken link there is refused, not skipped
         return None
     recipe = load_recipe(path)
     data = recipe.dataset
@@ -89,31 +89,22 @@ def _length(row: object) -> int:
 
 
 def _mapped_rows(path: Path, fields: dict[str, str], order: str = "file") -> bytes:
-    """The rows of ``path`` as JSON lines with ``fields``' columns renamed, in ``order`` (a line that is no JSON
-    object is kept as it is, so the loader rejects it)."""
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        rows = pq.read_table(path).to_pylist()
-    elif path.suffix == ".json" and path.read_bytes().lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
-        rows = json.loads(path.read_bytes().decode("utf-8-sig"))
-    else:
-        rows = []
-        for line in path.read_text(encoding="utf-8-sig").splitlines():
-            try:
-                rows.append(json.loads(line) if line.strip() else None)
-            except json.JSONDecodeError:
-                rows.append(line)
+    """The rows of ``path`` as JSON lines with ``fields``' columns renamed, in ``order`` (a row that cannot be read
+    keeps its text, so the loader rejects it with its reason; ValueError for a file that cannot be read at all)."""
     out = []
-    for row in rows:
-        if isinstance(row, dict):
+    for line, row, error in file_rows(path):
+        if error is None and isinstance(row, dict):
             renamed = set(fields) | set(fields.values())  # the mapped columns go, under their new names only
             row = {**{k: v for k, v in row.items() if k not in renamed}, **{k: row.get(v) for k, v in fields.items()}}
-        out.append(row)
+        out.append((line, row))  # a row not read is its raw text (bytes)
     if order == "shortest":
-        out = sorted((r for r in out if r is not None), key=_length)  # stable: equal lengths keep the file's order
-    lines = [r if isinstance(r, str) else "" if r is None else json.dumps(r, default=str) for r in out]
-    return ("\n".join(lines) + "\n").encode()
+        out.sort(key=lambda r: _length(r[1]))  # stable: equal lengths keep the file's order; unread rows go last
+    lines, previous = [], 0
+    for line, row in out:
+        lines.extend([b""] * (line - previous - 1) if order == "file" else [])  # blank lines keep line numbers
+        lines.append(row if isinstance(row, bytes) else json.dumps(row, default=str).encode())
+        previous = line
+    return b"\n".join(lines) + b"\n"
 
 
 def stage_dataset(recipe: Recipe, inbox: Path) -> Path | None:
@@ -138,7 +129,10 @@ def stage_dataset(recipe: Recipe, inbox: Path) -> Path | None:
         raise RecipeError(f"the inbox {inbox} already holds {others} for source {recipe.source!r}; remove it or set "
                           "dataset.source to another name")
     target = inbox / f"{recipe.source}{suffix}"
-    data = _mapped_rows(src, fields, order) if rewrite else src.read_bytes()
+    try:
+        data = _mapped_rows(src, fields, order) if rewrite else src.read_bytes()
+    except ValueError as exc:  # not UTF-8, not a JSON array, not Parquet: the whole file
+        raise RecipeError(f"recipe {recipe.name!r}: dataset {exc}") from None
     if not target.is_file() or target.read_bytes() != data:
         _write_atomic(target, data)
     spec = recipe.dataset

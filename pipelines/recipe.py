@@ -26,7 +26,9 @@ from typing import Any
 
 import yaml
 
+from pipelines.recipe_bounds import number_problems
 from prm.datagen import IMPORTED_TASKS
+from prm.files import YAMLRefused, load_yaml, read_yaml
 from prm.models import ARITH_POLICY_NAME
 from prm.tasks import BUILTIN_SOURCES, is_source_name
 from warehouse import LABEL_SOURCES, PROJECT_ROOT
@@ -46,7 +48,24 @@ JOBS = ("refresh", "prm", "rl", "search", "flywheel")
 
 
 class RecipeError(ValueError):
-    """A recipe that cannot run: what is wrong, why, and what to write instead."""
+    """A recipe that cannot run: what is wrong, why, and what to write instead; ``problems`` holds one line per
+    problem (a recipe's problems are all reported at once, so one edit fixes them all)."""
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems = tuple(problems) or (message,)
+
+    @classmethod
+    def collected(cls, where: str, problems: Sequence[str]) -> RecipeError:
+        """One error for ``problems`` of ``where``: one line each (a single one on the first line)."""
+        problems = [p if len(p) <= 400 else p[:397] + "..." for p in problems]  # a quoted 1 MB value stays short
+        if len(problems) == 1:
+            return cls(f"{where}: {problems[0]}", problems)
+        return cls(f"{where} has {len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems), problems)
+
+    def one_line(self) -> str:
+        """The message on one line (a sensor's skip reason, a log line)."""
+        return str(self).replace(" problems:\n  - ", " problems: ").replace("\n  - ", "; ")
 
 
 @dataclass(frozen=True)
@@ -239,138 +258,154 @@ def _plain(value: Any) -> Any:
 
 
 def _validate(recipe: Recipe) -> None:
-    where = f"recipe {recipe.name!r}"
+    problems = _problems(recipe)
+    if problems:
+        raise RecipeError.collected(f"recipe {recipe.name!r}", problems)
+
+
+def _problems(recipe: Recipe) -> list[str]:
+    """One line per problem of ``recipe`` (empty: it can run)."""
+    out = number_problems(recipe)
     source = recipe.source
     if not is_source_name(source):
-        raise RecipeError(f"{where}: dataset.source {source!r} cannot name a partition; use letters, digits, '_', "
-                          "'-' or '.', starting with a letter or digit")
+        out.append(f"dataset.source {source!r} cannot name a partition; use letters, digits, '_', "
+                   "'-' or '.', starting with a letter or digit")
     if recipe.dataset.path is None and source not in BUILTIN_SOURCES and recipe.dataset.fields:
-        raise RecipeError(f"{where}: dataset.fields renames the columns of a file, but dataset.path is not set; "
-                          "give the file's path")
+        out.append("dataset.fields renames the columns of a file, but dataset.path is not set; "
+                   "give the file's path")
     if recipe.dataset.path is not None and source in BUILTIN_SOURCES:
-        raise RecipeError(f"{where}: dataset.source {source!r} is a built-in generator and reads no file; name the "
-                          "source of your file otherwise, e.g. its file name")
+        out.append(f"dataset.source {source!r} is a built-in generator and reads no file; name the "
+                   "source of your file otherwise, e.g. its file name")
     if recipe.dataset.kind not in DATASET_KINDS:
-        raise RecipeError(f"{where}: dataset.kind {recipe.dataset.kind!r} is unknown; use 'problems' (the policy "
-                          "samples solutions) or 'solutions' (label the solutions in the file)")
+        out.append(f"dataset.kind {recipe.dataset.kind!r} is unknown; use 'problems' (the policy "
+                   "samples solutions) or 'solutions' (label the solutions in the file)")
     if recipe.dataset.kind != "solutions" and (recipe.dataset.reference or recipe.dataset.task):
-        raise RecipeError(f"{where}: dataset.reference and dataset.task describe a solution file; set "
-                          "dataset.kind: solutions, or drop them (a problem file carries its own gold answers)")
+        out.append("dataset.reference and dataset.task describe a solution file; set "
+                   "dataset.kind: solutions, or drop them (a problem file carries its own gold answers)")
     if recipe.dataset.task not in (None, *IMPORTED_TASKS):
-        raise RecipeError(f"{where}: dataset.task {recipe.dataset.task!r} is unknown; use one of {IMPORTED_TASKS}")
+        out.append(f"dataset.task {recipe.dataset.task!r} is unknown; use one of {IMPORTED_TASKS}")
     if recipe.dataset.order not in DATASET_ORDERS:
-        raise RecipeError(f"{where}: dataset.order {recipe.dataset.order!r} is unknown; use one of {DATASET_ORDERS}")
+        out.append(f"dataset.order {recipe.dataset.order!r} is unknown; use one of {DATASET_ORDERS}")
     for name, _ in recipe.dataset.fields:
         if name not in DATASET_FIELDS:
-            raise RecipeError(f"{where}: dataset.fields maps {name!r}, which is not a dataset field; map any of "
-                              f"{DATASET_FIELDS} to your file's column names")
+            out.append(f"dataset.fields maps {name!r}, which is not a dataset field; map any of "
+                       f"{DATASET_FIELDS} to your file's column names")
     unknown = [m for m in recipe.labels.methods or () if m not in LABEL_ASSETS]
     if unknown:
-        raise RecipeError(f"{where}: labels.methods {unknown} are not labelers; choose from {sorted(LABEL_ASSETS)}")
+        out.append(f"labels.methods {unknown} are not labelers; choose from {sorted(LABEL_ASSETS)}")
     if "progress" in (recipe.labels.methods or ()) and "mc" not in recipe.labels.methods:
-        raise RecipeError(f"{where}: labels.methods has progress but not mc; progress labels are computed from the "
-                          "MC labels' rollouts, so add mc")
+        out.append("labels.methods has progress but not mc; progress labels are computed from the "
+                   "MC labels' rollouts, so add mc")
     if recipe.labels.methods is not None and recipe.prm.label_method not in (*recipe.labels.methods, "truth"):
         kinds = {"mc_early_stop": "mc", "sympy": "formal", "z3": "formal", "sympy_ref": "formal"}
         if kinds.get(recipe.prm.label_method, recipe.prm.label_method) not in recipe.labels.methods:
-            raise RecipeError(f"{where}: prm.label_method {recipe.prm.label_method!r} trains on labels no labeler of "
-                              f"labels.methods {list(recipe.labels.methods)} writes; add it there or pick one of them")
+            out.append(f"prm.label_method {recipe.prm.label_method!r} trains on labels no labeler of "
+                       f"labels.methods {list(recipe.labels.methods)} writes; add it there or pick one of them")
     for name in (recipe.prm.label_method, *recipe.prm.compare):
         if name not in LABEL_SOURCES:
-            raise RecipeError(f"{where}: {name!r} is not a label source; the PRM trains on one of {LABEL_SOURCES}")
+            out.append(f"{name!r} is not a label source; the PRM trains on one of {LABEL_SOURCES}")
     if recipe.prm.head not in (None, "lm", "classifier"):
-        raise RecipeError(f"{where}: prm.head {recipe.prm.head!r} is unknown; use 'lm' (the policy's LM head scores "
-                          "steps) or 'classifier' (a two-class head, vLLM-servable)")
+        out.append(f"prm.head {recipe.prm.head!r} is unknown; use 'lm' (the policy's LM head scores "
+                   "steps) or 'classifier' (a two-class head, vLLM-servable)")
     if recipe.policy.backend not in (None, "vllm", "openai"):
-        raise RecipeError(f"{where}: policy.backend {recipe.policy.backend!r} is unknown; use 'vllm' or 'openai'")
-    positive = {"sampling.n": recipe.sampling.n, "sampling.max_tokens": recipe.sampling.max_tokens,
-                "labels.rollouts": recipe.labels.rollouts, "labels.omegaprm_k": recipe.labels.omegaprm_k,
-                "labels.omegaprm_searches": recipe.labels.omegaprm_searches, "dataset.limit": recipe.dataset.limit,
-                "labels.judge_votes": recipe.labels.judge_votes, "prm.max_steps": recipe.prm.max_steps,
-                "prm.batch_size": recipe.prm.batch_size, "rl.steps": recipe.rl.steps,
-                "policy.max_model_len": recipe.policy.max_model_len}
-    for key, value in positive.items():
-        if value is not None and value < 1:
-            raise RecipeError(f"{where}: {key} is {value}; it counts something, so give a whole number >= 1")
-    share, least = recipe.checks.max_no_answer_share, recipe.checks.min_correct
-    if share is not None and not 0 <= share <= 1:
-        raise RecipeError(f"{where}: checks.max_no_answer_share is {share}; give a share from 0 to 1 (1: off)")
-    if least is not None and least < 0:
-        raise RecipeError(f"{where}: checks.min_correct is {least}; give a count >= 0 (0: off)")
-    temperature, top_p = recipe.sampling.temperature, recipe.sampling.top_p
-    if temperature is not None and temperature < 0:
-        raise RecipeError(f"{where}: sampling.temperature is {temperature}; use 0 (greedy) or more")
-    if top_p is not None and not 0 < top_p <= 1:
-        raise RecipeError(f"{where}: sampling.top_p is {top_p}; nucleus sampling keeps a share, so 0 < top_p <= 1")
+        out.append(f"policy.backend {recipe.policy.backend!r} is unknown; use 'vllm' or 'openai'")
+    return out
 
 
 _SPECS = {f.name: f.default_factory for f in fields(Recipe) if f.default_factory is not dataclasses.MISSING}
 
 
 def parse_recipe(data: Mapping[str, Any] | None, origin: str = "recipe") -> Recipe:
-    """A validated :class:`Recipe` from parsed YAML; a :class:`RecipeError` naming the key otherwise."""
+    """A validated :class:`Recipe` from parsed YAML; a :class:`RecipeError` with one line per problem otherwise."""
     data = dict(data or {})
     known = {f.name for f in fields(Recipe)}
     kwargs: dict[str, Any] = {}
+    problems: list[str] = []
     for key, value in data.items():
         if key not in known:
-            raise RecipeError(f"{origin}: {key} is not a recipe section; a recipe has {sorted(known)}")
-        if key == "name":
-            kwargs["name"] = _typed(origin, "name", value, str)
+            problems.append(f"{key!s:.60} is not a recipe section; a recipe has {sorted(known)}")
+        elif key == "name":
+            kwargs["name"] = _typed("name", value, str, problems)
+        elif value is None:
             continue
-        if value is None:
-            continue
-        if not isinstance(value, Mapping):
-            raise RecipeError(f"{origin}: {key} must be a mapping of its fields (e.g. `{key}:` then indented "
-                              f"`field: value` lines), not {type(value).__name__}")
-        kwargs[key] = _section(origin, key, value, type(_SPECS[key]()))
-    return Recipe(**kwargs)
+        elif not isinstance(value, Mapping):
+            problems.append(f"{key} must be a mapping of its fields (e.g. `{key}:` then indented `field: value` "
+                            f"lines), not {type(value).__name__}")
+        else:
+            kwargs[key] = _section(key, value, type(_SPECS[key]()), problems)
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    try:
+        recipe = Recipe(**kwargs)  # validated with the fields that could be read, so every problem is reported
+    except RecipeError as exc:
+        problems.extend(exc.problems)
+    if problems:
+        raise RecipeError.collected(origin, problems)
+    return recipe
 
 
-def _section(origin: str, section: str, values: Mapping[str, Any], spec: type) -> Any:
+def _section(section: str, values: Mapping[str, Any], spec: type, problems: list[str]) -> Any:
     known = {f.name: f for f in fields(spec)}
     kwargs = {}
     for key, value in values.items():
         if key not in known:
-            raise RecipeError(f"{origin}: {section}.{key} is not a recipe field; {section} takes {sorted(known)}")
-        kwargs[key] = _coerce(origin, f"{section}.{key}", value, known[key].type)
-    try:
-        return spec(**kwargs)
-    except RecipeError as exc:
-        raise RecipeError(f"{origin}: {exc}") from None
+            problems.append(f"{section}.{key!s:.60} is not a recipe field; {section} takes {sorted(known)}")
+            continue
+        try:
+            kwargs[key] = _coerce(f"{section}.{key}", value, known[key].type)
+        except RecipeError as exc:
+            problems.append(str(exc))
+    return spec(**kwargs)
 
 
-def _coerce(origin: str, key: str, value: Any, annotation: str) -> Any:
+def _coerce(key: str, value: Any, annotation: str) -> Any:
     """``value`` as the field's type (annotations are strings here: ``from __future__ import annotations``)."""
     if value is None:
         if "None" not in annotation:
-            raise RecipeError(f"{origin}: {key} cannot be empty; give a value or leave the key out")
+            raise RecipeError(f"{key} cannot be empty; give a value or leave the key out")
         return None
     if key == "dataset.fields":
         if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
-            raise RecipeError(f"{origin}: {key} must map dataset fields to your column names, e.g. "
+            raise RecipeError(f"{key} must map dataset fields to your column names, e.g. "
                               "`fields: {question: prompt, answer: target}`")
         return tuple((str(k), v) for k, v in value.items())
     if annotation.startswith("tuple"):
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, Sequence) or not all(isinstance(v, str) for v in items):
-            raise RecipeError(f"{origin}: {key} must be a list of strings, e.g. [a, b]; got {value!r:.60}")
+            raise RecipeError(f"{key} must be a list of strings, e.g. [a, b]; got {_short(value)}")
         return tuple(items)
     base = annotation.split(" | ")[0]
     kinds = {"str": str, "int": int, "float": float, "bool": bool}[base]
-    return _typed(origin, key, value, kinds)
+    problems: list[str] = []
+    out = _typed(key, value, kinds, problems)
+    if problems:
+        raise RecipeError(problems[0])
+    return out
+
+
+def _short(value: Any) -> str:
+    """``value``'s repr cut to 60 characters (a shared-alias structure's full repr is never built)."""
+    if isinstance(value, Mapping | list | tuple):
+        return f"a {type(value).__name__} of {len(value)}"
+    return f"{value!r:.60}"
 
 
 _KIND_NAMES = {int: "a whole number", float: "a number", str: "text (quote it in YAML)", bool: "true or false"}
 
 
-def _typed(origin: str, key: str, value: Any, kind: type) -> Any:
+def _typed(key: str, value: Any, kind: type, problems: list[str]) -> Any:
+    """``value`` as ``kind``; None with a line in ``problems`` when it is not one."""
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            problems.append(f"{key} is an integer of {len(str(value))} digits, too large for a number")
+            return None
     if isinstance(value, bool) and kind is not bool:
-        raise RecipeError(f"{origin}: {key} is {value} (a boolean); give {_KIND_NAMES[kind]}")
+        problems.append(f"{key} is {value} (a boolean); give {_KIND_NAMES[kind]}")
+        return None
     if not isinstance(value, kind):
-        raise RecipeError(f"{origin}: {key} is {value!r:.60}, a {type(value).__name__}; give {_KIND_NAMES[kind]}")
+        problems.append(f"{key} is {_short(value)}, a {type(value).__name__}; give {_KIND_NAMES[kind]}")
+        return None
     return value
 
 
@@ -387,8 +422,8 @@ def apply_override(data: dict, assignment: str) -> dict:
     if not sep or not all(parts):
         raise RecipeError(f"--set {assignment!r}: write section.field=value, e.g. --set sampling.n=2")
     try:
-        value = yaml.safe_load(text) if text.strip() else None
-    except yaml.YAMLError:
+        value = load_yaml(text, origin=f"--set {key}") if text.strip() else None
+    except YAMLRefused:
         value = text  # plain text that YAML reads otherwise, e.g. "The answer is: [x]"
     # Text with ': ' reads as a mapping in YAML; only a flow mapping `{a: b}` is meant as one.
     if isinstance(value, str) or (isinstance(value, Mapping) and not text.lstrip().startswith("{")):
@@ -407,11 +442,11 @@ def load_recipe(path: str | Path, overrides: Sequence[str] = ()) -> Recipe:
     """The recipe in the YAML file ``path`` with ``--set`` ``overrides`` applied; its name defaults to the stem."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = read_yaml(path, origin=f"recipe {path}")
     except FileNotFoundError:
         raise RecipeError(f"recipe {path} does not exist; give the path of a YAML recipe (see recipes/)") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise RecipeError(f"recipe {path} is not a readable YAML file ({exc}); fix its syntax") from None
+    except YAMLRefused as exc:
+        raise RecipeError(str(exc)) from None
     if data is not None and not isinstance(data, Mapping):
         raise RecipeError(f"recipe {path} holds a YAML {type(data).__name__}; a recipe is a mapping of sections")
     data = dict(data or {})

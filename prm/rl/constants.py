@@ -63,9 +63,8 @@ SUMMARY_FILE = "comparison.json"
 PLOT_FILE = "rl_arms.png"
 
 # Bounds of the RL settings (the optimizer's are prm.settings'). The KL coefficient: TRL's default is 0 and
-# DeepSeekMath's 0.04; at 10 the KL term outweighs any reward in [-1, 1] tenfold, so more is a typo. A sampling
-# temperature past 10 flattens the policy's distribution into noise. Held-out problems (or samples) per difficulty:
-# 100k is hours of sampling per evaluation.
+# DeepSeekMath's 0.04; at 10 the KL term outweighs any reward in [-1, 1] tenfold, so more is a typo (sampling
+# temperatures: prm.settings.check_temperature). Held-out problems (or samples) per difficulty: 100k is hours of
+# sampling per evaluation.
 MAX_KL_BETA = 10.0
-MAX_TEMPERATURE = 10.0
 MAX_EVAL = 100_000

@@ -5,6 +5,15 @@ The bottom layer of ``prm`` beside ``prm.files``: it imports no other package of
 """
 
 from prm.settings.bounds import MAX_SEED, check_count, check_finite, check_range, check_seed
+from prm.settings.sampling import (
+    MAX_PROBLEMS,
+    check_kv_cache_gib,
+    check_problems,
+    check_rollouts,
+    check_samples,
+    check_temperature,
+    check_top_p,
+)
 from prm.settings.training import (
     check_batch,
     check_learning_rate,
@@ -16,16 +25,23 @@ from prm.settings.training import (
 )
 
 __all__ = [
+    "MAX_PROBLEMS",
     "MAX_SEED",
     "check_batch",
     "check_count",
     "check_finite",
+    "check_kv_cache_gib",
     "check_learning_rate",
     "check_lora",
+    "check_problems",
     "check_range",
+    "check_rollouts",
+    "check_samples",
     "check_seed",
     "check_steps",
+    "check_temperature",
     "check_threads",
     "check_tokens",
+    "check_top_p",
     "check_weight_decay",
 ]
