@@ -119,8 +119,12 @@ def _dataset_line(recipe: Recipe) -> str | None:
     from prm.datagen import read_intake
     from prm.tasks import load_problems
 
-    if recipe.dataset.path is None:
+    if not recipe.dataset.reads_file():
         return None
+    try:
+        recipe.dataset.file()  # a hub dataset is loaded here, once: offline with no cached copy, one line
+    except ValueError as exc:
+        raise RecipeError(str(exc)) from None
     if recipe.dataset.kind == "solutions":
         try:
             intake = read_intake(recipe.dataset.file(), source=recipe.source, reference=recipe.dataset.reference_file(),

@@ -35,11 +35,11 @@ def sidecar_recipe(inbox: Path, source: str) -> Recipe | None:
         return None
     recipe = load_recipe(path)
     data = recipe.dataset
-    if data.path is not None or data.fields or data.order != "file":
+    if data.reads_file() or data.fields or data.order != "file":
         raise RecipeError(f"sidecar {path}: a sidecar's dataset is the inbox file beside it, so dataset.path, "
-                          "dataset.fields and dataset.order cannot be set there; drop them (rename the file's columns "
-                          "to question/answer/solution), or run the recipe with `prm-pipeline run`, which rewrites "
-                          "the file")
+                          "dataset.hub, dataset.fields and dataset.order cannot be set there; drop them (rename the "
+                          "file's columns to question/answer/solution), or run the recipe with `prm-pipeline run`, "
+                          "which rewrites the file")
     if data.source not in (None, source):
         raise RecipeError(f"sidecar {path}: dataset.source is {data.source!r} but the file names source {source!r}; "
                           "drop dataset.source or rename the files")
@@ -111,7 +111,10 @@ def stage_dataset(recipe: Recipe, inbox: Path) -> Path | None:
     """Put the recipe's dataset file in the inbox as ``<source><suffix>`` (columns renamed by ``dataset.fields``,
     rows in ``dataset.order``) with the recipe as its sidecar; unchanged files are not rewritten. None for a
     built-in source."""
-    src = recipe.dataset.file()
+    try:
+        src = recipe.dataset.file()
+    except ValueError as exc:  # a hub dataset that cannot be loaded: one line, as a dry run says it
+        raise RecipeError(f"recipe {recipe.name!r}: {exc}") from None
     if src is None:
         return None
     if not src.is_file():

@@ -70,10 +70,16 @@ class RecipeError(ValueError):
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """Where the problems come from: a built-in source, or a GSM8K/MATH-style file."""
+    """Where the problems come from: a built-in source, a GSM8K/MATH-style file, or a dataset on the Hugging Face hub
+    named as users name it (``hub: openai/gsm8k``, ``config: main``, ``split: test``)."""
 
     path: str | None = None  # .jsonl/.json/.parquet; a relative path is read from the project root
-    source: str | None = None  # the partition's source name; default: the file's stem, or "arith" with no path
+    # A hub dataset id (prm.datagen.hub_file: downloaded once through `datasets`, cached, one line offline); its
+    # config and split. Instead of path.
+    hub: str | None = None
+    config: str | None = None
+    split: str = "train"
+    source: str | None = None  # the partition's source name; default: the file's stem (hub: the dataset's name)
     limit: int | None = None  # rows read from the file (the problems asset's limit)
     fields: tuple[tuple[str, str], ...] = ()  # (GSM8K/MATH name, the file's name), e.g. (("question", "prompt"),)
     # "file": rows in the file's order; "shortest": the shortest problems (question + gold solution) first, so a
@@ -86,10 +92,23 @@ class DatasetSpec:
     task: str | None = None  # kind solutions: the problems' task, "gsm8k" or "math" (SymPy checks both); None: math
 
     def source_name(self) -> str:
-        return self.source or (Path(self.path).stem if self.path else "arith")
+        if self.source:
+            return self.source
+        if self.hub:  # "HuggingFaceH4/MATH-500" -> "math-500": a partition name (is_source_name)
+            return self.hub.rsplit("/", 1)[-1].lower()
+        return Path(self.path).stem if self.path else "arith"
+
+    def reads_file(self) -> bool:
+        """Whether the problems come from a file (a path or a hub dataset), not a built-in generator."""
+        return self.path is not None or self.hub is not None
 
     def file(self) -> Path | None:
-        """The dataset file, a relative path taken from the project root."""
+        """The dataset file: a relative path taken from the project root, or the hub dataset's local copy (loaded
+        on the first call; ValueError with what to do when it cannot be)."""
+        if self.hub is not None:
+            from prm.datagen import hub_file
+
+            return hub_file(self.hub, self.config, self.split)
         return _from_root(self.path)
 
     def reference_file(self) -> Path | None:
@@ -270,10 +289,15 @@ def _problems(recipe: Recipe) -> list[str]:
     if not is_source_name(source):
         out.append(f"dataset.source {source!r} cannot name a partition; use letters, digits, '_', "
                    "'-' or '.', starting with a letter or digit")
-    if recipe.dataset.path is None and source not in BUILTIN_SOURCES and recipe.dataset.fields:
+    if recipe.dataset.path is not None and recipe.dataset.hub is not None:
+        out.append(f"dataset.path and dataset.hub both name the problems ({recipe.dataset.path!r}, "
+                   f"{recipe.dataset.hub!r}); keep one")
+    if recipe.dataset.hub is None and recipe.dataset.config is not None:
+        out.append("dataset.config names a hub dataset's configuration, but dataset.hub is not set; set both")
+    if not recipe.dataset.reads_file() and source not in BUILTIN_SOURCES and recipe.dataset.fields:
         out.append("dataset.fields renames the columns of a file, but dataset.path is not set; "
                    "give the file's path")
-    if recipe.dataset.path is not None and source in BUILTIN_SOURCES:
+    if recipe.dataset.reads_file() and source in BUILTIN_SOURCES:
         out.append(f"dataset.source {source!r} is a built-in generator and reads no file; name the "
                    "source of your file otherwise, e.g. its file name")
     if recipe.dataset.kind not in DATASET_KINDS:

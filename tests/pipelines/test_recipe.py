@@ -23,10 +23,26 @@ RECIPES = sorted((PROJECT_ROOT / "recipes").rglob("*.yaml"))
 DATA = PROJECT_ROOT.parent / "shared" / "data"
 
 
-def _needs_data(recipe: Path) -> None:
-    path = load_recipe(recipe).dataset.file()
+# Where a recipe names a hub dataset, the tests read the same split from ../shared (nothing is downloaded here).
+HUB_COPIES = {("openai/gsm8k", "main", "train"): DATA / "gsm8k" / "train.jsonl",
+              ("HuggingFaceH4/MATH-500", None, "test"): DATA / "math500" / "test.jsonl"}
+
+
+def _needs_data(recipe: Path, cache: Path) -> None:
+    """Skip when the recipe's data is absent; a hub dataset's split is put where prm.datagen.hub_file keeps its
+    download (``cache``: the model cache), from ../shared, as if it had been downloaded once."""
+    spec = load_recipe(recipe).dataset
+    if spec.hub is not None:
+        copy = HUB_COPIES[(spec.hub, spec.config, spec.split)]
+        if not copy.exists():
+            pytest.skip(f"{copy} is absent (../shared/data), and a hub dataset is not downloaded in tests")
+        target = cache / "datasets" / spec.hub / (spec.config or "default") / f"{spec.split}.jsonl"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(copy.read_bytes())
+        return
+    path = spec.file()
     if path is not None and not path.exists():
-        pytest.skip(f"{path} is absent (../shared/data)")
+        pytest.skip(f"{path} is absent")
 
 
 @pytest.mark.parametrize("recipe", RECIPES, ids=lambda p: str(p.relative_to(PROJECT_ROOT / "recipes")))
@@ -41,14 +57,15 @@ def test_every_shipped_recipe_is_a_valid_run_config_of_every_job(recipe: Path) -
 @pytest.mark.parametrize("recipe", RECIPES, ids=lambda p: str(p.relative_to(PROJECT_ROOT / "recipes")))
 def test_a_dry_run_validates_without_loading_any_model(recipe: Path, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    _needs_data(recipe)
     monkeypatch.setenv("PRM_MODEL_CACHE", str(tmp_path / "models"))
+    _needs_data(recipe, tmp_path / "models")
     monkeypatch.setenv("PRM_INBOX", str(tmp_path / "inbox"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     result = CliRunner().invoke(main, ["run", str(recipe), "--dry-run"])
     assert result.exit_code == 0, result.output
     assert "is valid" in result.output and '"prm_model"' in result.output
-    assert not (tmp_path / "models").exists() or not any((tmp_path / "models").iterdir())  # nothing converted
+    models = tmp_path / "models"
+    assert not models.exists() or {p.name for p in models.iterdir()} <= {"datasets"}  # no model converted
     assert not (tmp_path / "inbox").exists()  # a dry run stages nothing
     if "gpu" in recipe.parts:
         assert "hub id 'Qwen/Qwen2.5-Math-1.5B-Instruct': not loaded by a dry run" in result.output

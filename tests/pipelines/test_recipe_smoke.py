@@ -60,17 +60,17 @@ def _stages(stdout: str) -> dict[str, int]:
             and r[2] != "-"}
 
 
-@pytest.fixture
-def gsm8k() -> Path:
+# GSM8K test's 64 shortest problems, shipped beside the recipe's train slice: a fresh clone runs this test too.
+TEST_SLICE = PROJECT_ROOT / "recipes" / "data" / "gsm8k-test-shortest-64.jsonl"
+
+
+def test_the_recipe_reads_a_slice_shipped_in_the_repository() -> None:
     data = load_recipe(RECIPE).dataset.file()
-    if not data.exists():
-        pytest.skip(f"{data} is absent (../shared/data)")
-    return data
+    assert data.is_file() and PROJECT_ROOT in data.parents  # no ../shared, no network
 
 
-def test_on_real_gsm8k_the_run_stops_where_smollm2_never_reaches_gold(project_home: Path, tmp_path: Path,
-                                                                      gsm8k: Path) -> None:
-    test_split = gsm8k.with_name("test.jsonl")
+def test_on_real_gsm8k_the_run_stops_where_smollm2_never_reaches_gold(project_home: Path, tmp_path: Path) -> None:
+    test_split = TEST_SLICE
     run = _run(tmp_path / "models", f"dataset.path={test_split}", "dataset.limit=4", "sampling.n=4")
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
     stages = _stages(run.stdout)
