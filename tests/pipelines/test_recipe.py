@@ -181,3 +181,21 @@ def test_the_console_script_and_make_run_call_the_cli() -> None:
     plan = subprocess.run(["make", "-n", "run", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
     assert plan.returncode == 0, plan.stderr
     assert "-m pipelines.cli run recipes/smollm2-gsm8k.yaml --set sampling.n=2 --set dataset.limit=8" in plan.stdout
+
+
+def test_a_hub_dataset_offline_fails_the_dry_run_in_one_line_that_says_what_to_do(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    import datasets
+    import huggingface_hub
+
+    monkeypatch.setenv("PRM_MODEL_CACHE", str(tmp_path / "models"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)  # HF_HUB_OFFLINE=1, as read at import
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    recipe = tmp_path / "hub.yaml"
+    recipe.write_text("dataset: {hub: openai/gsm8k, config: main, split: test, limit: 4}\n")
+    result = CliRunner().invoke(main, ["run", str(recipe), "--dry-run"])
+    assert result.exit_code == 1
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "cannot load the hub dataset 'openai/gsm8k'" in errors[0]
+    assert "set dataset.path to a local .jsonl/.parquet file" in errors[0] and "Traceback" not in result.output
