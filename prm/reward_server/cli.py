@@ -91,7 +91,7 @@ def server_dtype(dtype: str, device: str) -> str:
               help="Seconds a new connection has to send its request's head; then a 408 and the connection closed.")
 @click.option("--max-connections", type=int, default=HttpLimits.max_connections, show_default=True,
               help="Open connections (lowered to fit ulimit -n); at the cap a newcomer takes the place of a "
-                   "connection that has not sent a whole request, from the peer holding the most.")
+                   "connection that has not sent its head, the longest waiting, whatever its address.")
 @click.option("--max-samples", type=int, default=DEFAULT_MAX_SAMPLES, show_default=True,
               help="Queries per /get_reward request (OpenRLHF <= v0.9.0 posts its whole rollout batch).")
 @click.option("--max-steps", type=int, default=DEFAULT_MAX_STEPS, show_default=True,

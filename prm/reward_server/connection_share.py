@@ -1,89 +1,68 @@
-"""Which connection the reward server drops when one more arrives at its connection cap.
+"""Which connection the reward server sheds when one more arrives at its connection cap.
 
-Closing the newcomer (as the server once did) hands the cap to whoever holds the most connections: one client
-holding ~1,100 half-open ones made 14 of 14 honest requests fail for ~28 s (issue 38). Instead, at the cap the
-server closes a connection that is *waiting*, that has not sent a whole request (connected and silent, or
-part of a head or body), taken from the peer address holding the most connections, the one waiting longest
-first; failing that, a kept-alive connection idle between requests, the longest idle first. A connection whose
-request is in service is never dropped, and a newcomer is closed only when every connection is in service.
-An honest client sends its request as soon as it connects, so it is the newest waiting connection for a few
-milliseconds and the last one its peer's share would give up; a flood's oldest connections go first.
+Closing the newcomer (as the server once did) hands the cap to whoever holds the most connections (issue 38).
+Shedding from the peer address holding the most connections (as it did next) turns the cap against honest
+clients when a flood is spread over many addresses: 1,100 half-open connections from 110-550 addresses hold a
+few each, fewer than one honest client machine with dozens of requests under way, so its requests were the ones
+shed (22 of 3,358 failed; 62 of 2,764 with keep-alive, whose bodies arrive apart from their heads).
+
+So a connection is shed by what it did, not where it came from: first one that has not sent its request's
+whole head (request line and headers), the one waiting longest; then, in :mod:`~prm.reward_server.http_limits`,
+a kept-alive connection idle between requests; then one whose head is in but whose body is not, the longest
+waiting. A request in service is never shed. An honest client sends its head as soon as it connects, so it
+leaves the head stage within milliseconds and is the newest there until it does; a half-open or slow-drip
+connection stays in the head stage for its whole life and reaches the front. Age, not bytes received, orders a
+stage: a drip of one byte a second makes progress in bytes without being any less idle.
 """
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
-from typing import Any
+from collections import OrderedDict
+from typing import Any, Literal
+
+Stage = Literal["head", "body"]
 
 
-class ConnectionShare:
-    """Open connections by peer, the waiting ones in the order they started to wait.
+class WaitingConnections:
+    """Connections without a whole request, by stage, each stage in the order its connections began to wait.
 
     A connection is any hashable object; :meth:`victim` never returns the one it is asked on behalf of.
 
-    >>> share = ConnectionShare()
-    >>> for name, peer in (("a1", "A"), ("a2", "A"), ("b1", "B")):
-    ...     share.opened(name, peer)
-    ...     share.waiting(name)
-    >>> share.victim("b1")  # A holds the most connections: its longest-waiting one goes
+    >>> waiting = WaitingConnections()
+    >>> for name in ("a1", "b1", "a2"):
+    ...     waiting.waiting(name, "head")
+    >>> waiting.waiting("a1", "body")  # a1's head is in: it leaves the head stage
+    >>> waiting.victim("a2")  # the longest waiting for a head, whatever its address
+    'b1'
+    >>> waiting.served("b1"); waiting.victim("a2")  # no other head is awaited: the longest waiting for a body
     'a1'
-    >>> share.closed("a1"); share.victim("b1")  # A and B hold one each: the longest waiting
-    'a2'
-    >>> share.served("a2"); share.served("b1"); share.victim("b1") is None  # every request in service
+    >>> waiting.served("a1"); waiting.victim("a2") is None  # every other request in service
     True
     """
 
     def __init__(self) -> None:
-        self.peers: dict[Any, str] = {}  # connection -> peer address
-        self.per_peer: Counter[str] = Counter()  # open connections per peer address
-        self._waiting: dict[str, OrderedDict[Any, None]] = {}  # peer -> connections without a whole request
-        self._order = 0
-        self._since: dict[Any, int] = {}  # connection -> when it started to wait (a counter, not a clock)
+        self._stages: dict[Stage, OrderedDict[Any, None]] = {"head": OrderedDict(), "body": OrderedDict()}
+        self._stage_of: dict[Any, Stage] = {}
 
-    def opened(self, conn: Any, peer: str) -> None:
-        """``conn`` arrived from ``peer``."""
-        self.peers[conn] = peer
-        self.per_peer[peer] += 1
-
-    def closed(self, conn: Any) -> None:
-        """``conn`` is gone (or is being closed): it no longer counts for its peer."""
-        self.served(conn)
-        peer = self.peers.pop(conn, None)
-        if peer is not None:
-            self.per_peer[peer] -= 1
-            if self.per_peer[peer] <= 0:
-                del self.per_peer[peer]
-
-    def waiting(self, conn: Any) -> None:
-        """``conn`` waits for a whole request (it connected, or began sending its next one)."""
-        peer = self.peers.get(conn)
-        if peer is None:
+    def waiting(self, conn: Any, stage: Stage) -> None:
+        """``conn`` waits for its request's ``stage``; it keeps its place if it already waited for that stage."""
+        if self._stage_of.get(conn) == stage:
             return
-        queue = self._waiting.setdefault(peer, OrderedDict())
-        if conn not in queue:
-            self._order += 1
-            self._since[conn] = self._order
-            queue[conn] = None
+        self.served(conn)
+        self._stage_of[conn] = stage
+        self._stages[stage][conn] = None
 
     def served(self, conn: Any) -> None:
-        """``conn``'s request is whole (in service) or the connection is closing: it no longer waits."""
-        peer = self.peers.get(conn)
-        queue = self._waiting.get(peer) if peer is not None else None
-        if queue is not None and conn in queue:
-            del queue[conn]
-            if not queue:
-                del self._waiting[peer]
-        self._since.pop(conn, None)
+        """``conn``'s request is whole (in service) or the connection is gone: it no longer waits."""
+        stage = self._stage_of.pop(conn, None)
+        if stage is not None:
+            del self._stages[stage][conn]
 
-    def victim(self, newcomer: Any) -> Any | None:
-        """The waiting connection to close to make room for ``newcomer``: from the peer holding the most
-        connections, the one waiting longest; None when no other connection waits."""
-        best, best_key = None, None
-        for peer, queue in self._waiting.items():
+    def victim(self, newcomer: Any, stage: Stage | None = None) -> Any | None:
+        """The connection to shed for ``newcomer``: the longest waiting for ``stage``, or with None for a head,
+        else for a body; None when no other connection waits."""
+        for queue in (self._stages[stage],) if stage else self._stages.values():
             conn = next((c for c in queue if c is not newcomer), None)
-            if conn is None:
-                continue
-            key = (-self.per_peer[peer], self._since[conn])
-            if best_key is None or key < best_key:
-                best, best_key = conn, key
-        return best
+            if conn is not None:
+                return conn
+        return None

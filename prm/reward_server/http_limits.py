@@ -2,17 +2,18 @@
 
 * a body over ``max_body_bytes`` gets a 413, and bodies are read only while those being served hold less than
   ``max_inflight_body_bytes`` (:class:`BodyLimit`, ASGI middleware; a waiting body stays in its socket);
-* a request line + headers over ``max_header_bytes`` get a 431 and the connection closed, checked as the
-  bytes arrive, so a 200 MB header is never parsed whole on the event loop;
+* a request line + headers over ``max_header_bytes`` get a 431 and the connection closed, every byte up to the
+  blank line that ends them counted (:class:`HeadSize`) before the parser sees it, so a 200 MB header is never
+  parsed whole on the event loop;
 * a connection whose request head has not arrived ``header_timeout_s`` after it opened, or whose request is not
   fully received ``read_timeout_s`` after its first byte (after its head, for the body), gets a 408 and is
   closed, so a silent or slow-drip client cannot hold a connection; an idle keep-alive connection is closed by
   uvicorn after ``timeout_keep_alive`` (5 s);
 * at ``max_connections`` open connections, one more makes room by closing a connection that has not sent a
-  whole request, from the peer address holding the most connections, the longest waiting first
-  (:mod:`prm.reward_server.connection_share`); it is itself closed on arrival only when every connection holds a request
-  in service. Half-open connections cannot use up the process's file descriptors, nor can one client's flood of
-  them lock honest clients out.
+  whole head, the longest waiting first whatever its address; else one idle between requests; else one whose
+  body has not arrived (:mod:`prm.reward_server.connection_share`); it is itself closed on arrival only when
+  every connection holds a request in service. Half-open connections cannot use up the process's file
+  descriptors, nor can a flood of them, from one address or many, lock honest clients out.
 
 The last three live in a subclass of uvicorn's own HTTP protocol (httptools when installed, else h11), built
 by :func:`uvicorn_config`. uvicorn's ``limit_concurrency`` is not used: it answers 503, and a client's
@@ -24,13 +25,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import resource
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from prm.reward_server.connection_share import ConnectionShare
+from prm.reward_server.connection_share import Stage, WaitingConnections
 from prm.reward_server.constants import FD_HEADROOM
 
 __all__ = ["BodyLimit", "ByteBudget", "HttpLimits", "uvicorn_config"]
@@ -48,13 +50,14 @@ class HttpLimits:
     ValueError: read_timeout_s=0 must be > 0 (seconds a client has to send one whole request)
     """
 
-    # Request bodies above this get a 413. 1 MiB holds a 32k-token completion with its prompt (~130 kB of
-    # text) several times over, so only a broken or hostile client reaches it.
-    max_body_bytes: int = 1 << 20
+    # Request bodies above this get a 413. OpenRLHF up to v0.9.0 posts its whole rollout batch in one request:
+    # 1,024 samples of prompt + response, 2-16 kB each with responses of up to 4k tokens, so up to ~16 MB; 32 MiB
+    # holds that twice over, and one sample (OpenRLHF from v0.9.1, verl) is a few kB.
+    max_body_bytes: int = 32 << 20
     # Bytes of the request bodies being read or served at once (a body without a Content-Length counts as
-    # max_body_bytes); the next body waits unread until it fits. 64 max-size bodies, or thousands of RL
+    # max_body_bytes); the next body waits unread until it fits. 4 max-size bodies, or tens of thousands of RL
     # samples (1-10 kB each): it bounds memory, not honest throughput.
-    max_inflight_body_bytes: int = 64 << 20
+    max_inflight_body_bytes: int = 128 << 20
     # Request line + headers above this get a 431. 64 KiB is 8x the 8 KiB per header line most servers allow
     # (nginx's large_client_header_buffers); an RL client sends a few hundred bytes. Unbounded, a 200 MB header
     # took 33 s to parse on the event loop, /health waiting behind it.
@@ -97,6 +100,52 @@ def _reply(status: int, detail: str) -> bytes:
     return head.encode() + body
 
 
+# The blank line that ends a head, at the earliest either parser may see it: httptools wants CRLF CRLF, h11 also
+# takes a bare LF; both match here, so no head byte goes uncounted.
+_BLANK_LINE = re.compile(rb"\n\r?\n")
+
+
+class HeadSize:
+    r"""Bytes of one request head (request line and headers) as its chunks arrive, up to and including the blank
+    line that ends it, so the chunk that completes a head counts too.
+
+    >>> head = HeadSize()
+    >>> head.add(b"GET / HTTP/1.1\r\nHost: x"), head.size
+    (False, 23)
+    >>> head.add(b"\r\n\r\n{body}"), head.size  # the body after the blank line is not head
+    (True, 27)
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """The next bytes start a new head."""
+        self.size, self._tail, self._started, self.ended = 0, b"", False, False
+
+    def add(self, data: bytes) -> bool:
+        """Count ``data``'s bytes up to the end of the head; True when the head has ended (bytes after it, a body
+        or a request the parser holds back, are not this head's)."""
+        if self.ended:
+            return True
+        start = 0
+        if not self._started:  # CR and LF before a request line are skipped by the parsers, not a blank line
+            start = len(data) - len(data.lstrip(b"\r\n"))
+            if start == len(data):
+                self.size += len(data)
+                return False
+            self._started = True
+        window = self._tail + data[start:]
+        end = _BLANK_LINE.search(window)
+        if end is not None:
+            self.size += start + end.end() - len(self._tail)
+            self.ended = True
+            return True
+        self.size += len(data)
+        self._tail = window[-2:]
+        return False
+
+
 def connection_cap(limits: HttpLimits) -> int:
     """``max_connections``, lowered to leave FD_HEADROOM of the process's soft descriptor limit."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -115,7 +164,7 @@ def limited_protocol(limits: HttpLimits) -> type[asyncio.Protocol]:
 
     cap = connection_cap(limits)
     head_timeout = min(limits.header_timeout_s, limits.read_timeout_s)
-    share = ConnectionShare()  # who holds the open connections, and which of them wait for a whole request
+    share = WaitingConnections()  # the connections without a whole request, by stage, longest waiting first
     dropping: set[Any] = set()  # closed by these limits, not yet gone from uvicorn's connection set
     counts = {"refused": 0, "dropped": 0}  # logged at powers of two so a flood does not flood the log
 
@@ -130,58 +179,58 @@ def limited_protocol(limits: HttpLimits) -> type[asyncio.Protocol]:
         # and the connection set.
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            self._head_bytes = 0
+            self._head = HeadSize()
             self._deadline: asyncio.TimerHandle | None = None
             self._timeout = head_timeout
             self._last_seen = self.loop.time()
-            peer = transport.get_extra_info("peername")
-            share.opened(self, str(peer[0]) if isinstance(peer, tuple | list) and peer else "?")
             if len(self.connections) - len(dropping) > cap:
-                victim = share.victim(self) or self._longest_idle()
+                victim = share.victim(self, "head") or self._longest_idle() or share.victim(self, "body")
                 if victim is None:  # every other connection holds a request in service
                     count("refused", "%d connections closed on arrival: max_connections=%d, all in service", cap)
                     self._close()
                     return
                 count("dropped", "%d waiting or idle connections closed to make room at max_connections=%d", cap)
                 victim._make_room()
-            self._arm(head_timeout)
+            self._arm(head_timeout, "head")
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
-            share.closed(self)
             dropping.discard(self)
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
             self._last_seen = self.loop.time()
             cycle, in_head = self.cycle, self._between_requests()  # in_head: these bytes start or continue a head
-            if in_head and self._deadline is None:
-                self._arm(limits.read_timeout_s)  # the first bytes of the next request on a kept-alive connection
+            if in_head:
+                if self._deadline is None:  # the first bytes of the next request on a kept-alive connection
+                    self._arm(limits.read_timeout_s, "head")
+                self._head.add(data)
+                if self._head.size > limits.max_header_bytes:  # refused before the parser reads it
+                    self._refuse(431, f"request line and headers of {self._head.size}+ bytes are over this "
+                                      f"server's limit of {limits.max_header_bytes} bytes; send fewer or shorter "
+                                      "headers")
+                    return
             super().data_received(data)
             if self.transport.is_closing():
                 return
             if self.cycle is not cycle:  # a request's head was parsed in this chunk
-                self._head_bytes = 0
-                if self.cycle is not None and self.cycle.more_body and self._timeout != limits.read_timeout_s:
-                    self._disarm()
-                    self._arm(limits.read_timeout_s)  # the head was on time: its body has read_timeout_s
-            elif in_head:
-                self._head_bytes += len(data)
-                if self._head_bytes > limits.max_header_bytes:
-                    self._refuse(431, f"request line and headers of {self._head_bytes}+ bytes are over this "
-                                      f"server's limit of {limits.max_header_bytes} bytes; send fewer or shorter "
-                                      "headers")
-                    return
+                self._head.reset()
+                if self.cycle is not None and self.cycle.more_body:
+                    if self._timeout != limits.read_timeout_s:
+                        self._disarm()  # the head was on time: its body has read_timeout_s
+                        self._arm(limits.read_timeout_s, "body")
+                    else:
+                        share.waiting(self, "body")  # shed only after every connection still sending a head
             if self.cycle is not None and not self.cycle.more_body:
                 self._disarm()  # the whole request is in: scoring it may take as long as it takes
 
         def _between_requests(self) -> bool:
             return self.cycle is None or not self.cycle.more_body
 
-        def _arm(self, timeout: float) -> None:
+        def _arm(self, timeout: float, stage: Stage) -> None:
             self._timeout = timeout
             self._deadline = self.loop.call_later(timeout, self._timed_out)
-            share.waiting(self)
+            share.waiting(self, stage)
 
         def _disarm(self) -> None:
             share.served(self)
@@ -210,7 +259,6 @@ def limited_protocol(limits: HttpLimits) -> type[asyncio.Protocol]:
 
         def _close(self) -> None:
             self._disarm()
-            share.closed(self)
             dropping.add(self)
             self.transport.close()
 

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from prm.reward_server.app import RewardEngine, ServerConfig, ServerThread, create_app
+from prm.reward_server.connection_share import WaitingConnections
 from prm.reward_server.http_limits import HttpLimits
 from prm.rewards.config import RewardConfig
 from prm.scoring import load_prm
@@ -28,6 +29,35 @@ from tests.prm.reward_server.test_limits import GOOD, GUARD_S, _connections, _re
 FLOOD = Path(__file__).with_name("half_open_flood.py")
 HALF_OPEN = 1_100  # the issue's attacker: more connections than the default cap of 1,024
 HONEST = 64
+
+
+# (events, newcomer, victim): events are (connection, stage) marks or (connection, None) when served
+SHEDDING = [
+    ([("a", "head"), ("b", "head")], "c", "a"),  # the longest waiting
+    ([("a", "body"), ("b", "head")], "c", "b"),  # a head waited for before an older body
+    ([("a", "head"), ("b", "head"), ("a", "head")], "c", "a"),  # marked again: keeps its place
+    ([("a", "head"), ("b", "head"), ("a", "body")], "c", "b"),  # its head came in: it leaves the head stage
+    ([("a", "head"), ("b", "head")], "a", "b"),  # never the newcomer itself
+    ([("a", "head"), ("b", "body"), ("a", None)], "c", "b"),  # served: no longer waits
+    ([("a", "head"), ("a", None)], "c", None),  # every request in service
+]
+
+
+@pytest.mark.parametrize("events,newcomer,victim", SHEDDING)
+def test_the_connection_shed_is_the_least_advanced_the_longest(events, newcomer, victim):
+    waiting = WaitingConnections()
+    for conn, stage in events:
+        if stage is None:
+            waiting.served(conn)
+        else:
+            waiting.waiting(conn, stage)
+    assert waiting.victim(newcomer) == victim
+
+
+def test_a_stage_can_be_asked_for_alone():
+    waiting = WaitingConnections()
+    waiting.waiting("a", "body")
+    assert waiting.victim("c", "head") is None and waiting.victim("c", "body") == "a"
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +130,30 @@ def test_a_newcomer_at_the_cap_takes_the_place_of_the_longest_waiting_connection
     finally:
         first.close()
         second.close()
+    _until(lambda: _connections(server) == 0, "the connections are gone")
+
+
+def test_a_connection_whose_head_is_in_is_not_shed_for_a_newer_half_open_one(capped):
+    """Its body still to come, the older connection waits longer, but it sent its head: the silent one goes."""
+    server, _ = capped
+    sent_head = socket.create_connection((server.host, server.port), timeout=GUARD_S)
+    silent = None
+    try:
+        sent_head.sendall(b"POST /score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: 2\r\n\r\n")
+        connections = server.server.server_state.connections
+        _until(lambda: any(c.cycle is not None for c in list(connections)), "the server parsed the head")
+        silent = socket.create_connection((server.host, server.port), timeout=GUARD_S)
+        _until(lambda: _connections(server) == 2, "the server holds both connections")
+        assert httpx.get(f"{server.url}/health", timeout=GUARD_S).status_code == 200  # a third: served
+        reply = _read_to_close(silent)
+        assert reply.startswith(b"HTTP/1.1 408 ") and b"connection cap" in reply, reply[:200]
+        sent_head.sendall(b"{}")
+        assert sent_head.recv(64).startswith(b"HTTP/1.1 4")  # still open, answered (422: an empty sample)
+    finally:
+        sent_head.close()
+        if silent is not None:
+            silent.close()
     _until(lambda: _connections(server) == 0, "the connections are gone")
 
 

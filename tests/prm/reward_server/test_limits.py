@@ -108,6 +108,22 @@ def test_an_oversized_header_gets_431_or_a_closed_connection(watched):
     assert httpx.get(f"{server.url}/health", timeout=GUARD_S).status_code == 200
 
 
+def _head_of(size: int) -> bytes:
+    """A GET /health head of exactly ``size`` bytes, its blank line included, padded in one header."""
+    start, end = b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: ", b"\r\n\r\n"
+    return start + b"a" * (size - len(start) - len(end)) + end
+
+
+@pytest.mark.parametrize("size,status", [(60_000, 200), (65_536, 200), (66_000, 431), (100_000, 431)])
+def test_the_header_limit_counts_every_byte_of_the_head(watched, size, status):
+    """Sent at once, a head just over 64 KiB arrives in the read that completes it: that read counts too."""
+    server, _, _ = watched
+    reply = _raw(server, _head_of(size))
+    assert reply.startswith(f"HTTP/1.1 {status} ".encode()), reply[:200]
+    if status == 431:
+        assert b"limit of 65536 bytes" in reply
+
+
 def _limited(tiny_prm: Path, **limits):
     from prm.reward_server.http_limits import HttpLimits
 
@@ -232,7 +248,7 @@ def test_a_client_sending_costly_requests_waits_for_them_while_an_honest_one_is_
 
 
 def test_bodies_past_the_in_flight_budget_wait_unread_while_smaller_ones_are_served(tiny_prm):
-    server, _, scorer = _serve_watched(tiny_prm, max_inflight_body_bytes=1 << 20)
+    server, _, scorer = _serve_watched(tiny_prm, max_body_bytes=1 << 20, max_inflight_body_bytes=1 << 20)
     held = "\n".join(f"{k}+1 = {k + 1}" for k in range(300)) + "<pad>" * 100_000  # ~0.5 MB, over the context
     replies: dict[str, httpx.Response] = {}
 

@@ -26,6 +26,7 @@ from prm.format import segment
 from prm.reward_server.app import RewardEngine, ServerConfig, ServerThread, create_app
 from prm.reward_server.batching import BatchingConfig
 from prm.reward_server.constants import DEFAULT_MAX_SAMPLES
+from prm.reward_server.http_limits import HttpLimits
 from prm.rewards.config import RewardConfig
 from prm.rewards.shaping import reward_for
 from prm.scoring import ScorerConfig, load_prm
@@ -150,6 +151,7 @@ def test_score_is_one_number_with_numeric_extras_for_verl(served):
 
 # ---- malformed input: a 4xx with a message, and the server keeps serving ------------------------------------
 JSON = {"Content-Type": "application/json"}
+BODY = HttpLimits.max_body_bytes
 MALFORMED = [
     ("/score", {"content": b'{"prompt": "q", ', "headers": JSON}, 400, "not valid JSON"),
     ("/score", {"content": b"prompt=q&completion=a"}, 400, "not JSON"),
@@ -164,10 +166,10 @@ MALFORMED = [
      "prompts has 1 entries for 2 queries"),
     ("/get_reward", {"json": {"query": ["a"] * (DEFAULT_MAX_SAMPLES + 1), "labels": ["9"] * (DEFAULT_MAX_SAMPLES + 1)}},
      413, f"limit of {DEFAULT_MAX_SAMPLES}"),
-    ("/get_reward", {"content": b'{"query": ["' + b"x" * (2 << 20) + b'"]}', "headers": JSON}, 413,
-     "over this server's limit of 1048576 bytes"),
-    ("/get_reward", {"content": iter([b'{"query": ["', b"x" * (1 << 20), b'"]}']), "headers": JSON}, 413,
-     "limit of 1048576 bytes"),  # chunked: no Content-Length, counted as it arrives
+    ("/get_reward", {"content": b'{"query": ["' + b"x" * (2 * BODY) + b'"]}', "headers": JSON}, 413,
+     f"over this server's limit of {BODY} bytes"),
+    ("/get_reward", {"content": iter([b'{"query": ["', b"x" * BODY, b'"]}']), "headers": JSON}, 413,
+     f"limit of {BODY} bytes"),  # chunked: no Content-Length, counted as it arrives
 ]
 
 
