@@ -85,8 +85,9 @@ SPEED_SOLUTIONS = 2000  # held-out solutions the scoring speed is measured on (b
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--levels", type=int, nargs="+", default=[4, 5, 6, 7, 8], help="gold steps per problem")
-    p.add_argument("--per-level", type=int, default=800, help="problems per level (800: every goal of the README's "
-                   "PRM section met; 300 runs in half the time and misses two: README, 'Do the PRMs read the steps?')")
+    p.add_argument("--per-level", type=int, default=800, help="problems per level (800: every goal of the PRM "
+                   "evaluation met; 300 runs in half the time and misses two; the goals: "
+                   "docs/concepts/prm.md, 'Evaluation: does the PRM read the steps?')")
     p.add_argument("--samples", type=int, default=8, help="solutions per problem (best-of-N uses them all)")
     p.add_argument("--rollouts", type=int, default=8, help="MC rollouts per prefix and OmegaPRM's k")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of solutions")

@@ -28,7 +28,7 @@ from docs.hooks.results_pages import (  # noqa: E402
 )
 
 RESULTS = REPO / "benchmarks" / "results"
-# A warning under mkdocs' logger fails a --strict build: the committed picture and README table must match.
+# A warning under mkdocs' logger fails a --strict build: the committed picture and generated blocks must match.
 LOG = logging.getLogger("mkdocs.plugins.prm_docs")
 POLICY_CARD = REPO / "prm" / "policy" / "shipped" / "arith-policy" / "policy_card.json"
 PRM_CARD = REPO / "prm" / "training" / "shipped" / "arith-prm" / "prm_card.json"
@@ -69,6 +69,10 @@ def main() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     if sync.readme_with_results(readme, RESULTS) != readme:
         LOG.warning("README.md's results table is out of date with benchmarks/results - run `make docs`")
+    for rel, text in sync.markdown_pages(REPO).items():  # the layer picture, the recipe costs
+        if (REPO / rel).read_text(encoding="utf-8") != text:
+            LOG.warning("%s: a generated block is out of date with pyproject.toml or benchmarks/results - run "
+                        "`make docs`", rel)
     write("changelog.md", (REPO / "CHANGELOG.md").read_text(encoding="utf-8"))
 
 

@@ -337,7 +337,8 @@ LIMITS: tuple[tuple[str, str], ...] = (
     ("read_timeout", "408 and the connection closed: a request must arrive whole within it; idle keep-alive "
      "connections close after uvicorn's own timeout"),
     ("max_connections", "at the cap a newcomer takes the place of a connection that has not sent a whole request "
-     "(from the peer holding the most connections, the longest waiting first; a 408 says why); it is itself closed "
+     "(one still sending its head before one sending its body, the longest waiting first, whatever its address; "
+     "a 408 says why); it is itself closed "
      "on arrival only when every connection holds a request in service; lowered to `ulimit -n` less a margin"),
     ("max_samples", "413 (queries per `/get_reward`)"),
     ("max_steps", "the no-step reward with the reason in `error` (`/steps`: `\"scored\": false`)"),

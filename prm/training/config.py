@@ -39,7 +39,7 @@ class PRMTrainConfig:
 
     # What reads a step (prm.training.constants.PRM_HEADS): "lm" scores each step's tokens with the backbone's
     # LM head against the frozen base (F1 0.918, sensitivity 0.905 over 3 seeds in distribution, where the
-    # classification head reached 0.839 and 0.755 in 7x the steps; README, "Do the PRMs read the steps?");
+    # classification head reached 0.839 and 0.755 in 7x the steps; benchmarks/results/prm_curves.log);
     # "classifier" is the two-class head at each step tag that vLLM's pooling runner serves.
     head: str = "lm"
     beta: float = 0.5  # head="lm": the reward scale; 0.5 trained step labels in 400 steps where 0.05 barely moved
@@ -66,7 +66,7 @@ class PRMTrainConfig:
     weight_decay: float = 0.01
     warmup_steps: int = 10  # linear warmup so the first large gradients do not wreck the backbone
     # Passes over the train rows; used when max_steps <= 0. Four passes over 12k policy samples took the
-    # classification head from F1 0.58 (1.3 passes) to 0.84 in distribution (README, "Do the PRMs read the steps?").
+    # classification head from F1 0.58 (1.3 passes) to 0.84 in distribution (benchmarks/results/prm_curves.log).
     num_epochs: float = 4.0
     # Optimizer steps; > 0 overrides num_epochs (HF Trainer semantics). 400 steps of 16 is the LM head's measured
     # recipe (~4 min on 2 CPU cores for the arithmetic policy); the classification head wants ~4 epochs (-1).

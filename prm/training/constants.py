@@ -34,8 +34,8 @@ META_FILE = "training_set.json"
 
 # What reads a step. "lm": the LM-head PRM, the backbone's own LM head scoring each step's tokens against a frozen
 # reference (``beta * sum log(pi / pi_ref)`` through a sigmoid; prm.training.lm_head); the recipe that reads the
-# steps (README, "Do the PRMs read the steps?"). "classifier": a two-class head at each step tag, the layout
-# vLLM's pooling runner and the public PRMs (Math-Shepherd, Qwen2.5-Math-PRM) use.
+# steps (docs/concepts/prm.md, "Evaluation: does the PRM read the steps?"). "classifier": a two-class head at each
+# step tag, the layout vLLM's pooling runner and the public PRMs (Math-Shepherd, Qwen2.5-Math-PRM) use.
 PRM_HEADS = ("lm", "classifier")
 
 # The off-policy rule an LM-head PRM ships with (prm.scoring.implicit_scorer.off_policy): a step whose tokens' mean
