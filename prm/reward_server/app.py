@@ -89,7 +89,7 @@ class ServerConfig:
 
     reward: RewardConfig = field(default_factory=RewardConfig)  # shaping, outcome mix, PROF filter, pad texts
     batching: BatchingConfig = field(default_factory=BatchingConfig)  # max_batch 64, max_wait_ms 10
-    http: HttpLimits = field(default_factory=HttpLimits)  # body 1 MiB, headers 64 KiB, 30 s to send, 1024 clients
+    http: HttpLimits = field(default_factory=HttpLimits)  # body 32 MiB, headers 64 KiB, 30 s to send, 1024 clients
     max_samples: int = DEFAULT_MAX_SAMPLES  # per /get_reward request (see the constant: OpenRLHF <= v0.9.0's batch)
     max_steps: int = DEFAULT_MAX_STEPS  # per completion; more gets the no-step reward without being tokenized
     # Prompt + steps longer than this many characters per token of PRM context are past it without being

@@ -62,8 +62,9 @@ class HttpLimits:
     # (nginx's large_client_header_buffers); an RL client sends a few hundred bytes. Unbounded, a 200 MB header
     # took 33 s to parse on the event loop, /health waiting behind it.
     max_header_bytes: int = 64 << 10
-    # Seconds a client has to send a whole request, headers and body, from its first byte. A 1 MiB body takes
-    # 8 s at 1 Mbit/s; RL clients on the cluster's network take milliseconds. Scoring time does not count.
+    # Seconds a client has to send a whole request, headers and body, from its first byte. A 32 MiB body (a
+    # whole OpenRLHF batch) takes 27 s at 10 Mbit/s; RL clients on the cluster's network take milliseconds.
+    # Scoring time does not count.
     read_timeout_s: float = 30.0
     # Seconds from a connection's opening to its first request's whole head (request line and headers). HTTP
     # clients send the head at once (a few hundred bytes); a connection silent this long is half-open, and holds

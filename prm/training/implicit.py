@@ -5,7 +5,7 @@ so that a step's reward is ``beta * log(pi(step) / pi_ref(step))``, summed over 
 the solution's outcome: a baseline that reads steps without step labels, which a step-trained PRM must beat.
 ``labels="step"`` puts the same cross-entropy on every labelled step's own reward against its step label: a
 PRM that scores each step through the LM head, token by token, where the policy's knowledge of the right
-continuation lives (README, "Do the PRMs read the steps?").
+continuation lives (docs/concepts/prm.md, "Evaluation: does the PRM read the steps?").
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class ImplicitPRMConfig:
     beta: float = 0.05  # PRIME's reward scale; 0.5 trained step labels in 400 steps where 0.05 barely moved
     learning_rate: float = 5e-4
     # AdamW's own default. On 12k step-labelled solutions (beta 0.5, 400 steps, seed 0) 0.01 gave F1 0.915 and
-    # 0.0 gave 0.696 with everything else equal (README, "Do the PRMs read the steps?").
+    # 0.0 gave 0.696 with everything else equal (CHANGELOG.md, "Superseded recipes").
     weight_decay: float = 0.01
     max_steps: int = 400
     batch_size: int = 16
