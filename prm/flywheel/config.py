@@ -11,7 +11,7 @@ from prm.generation import SOLUTION_MAX_TOKENS
 from prm.labeling import MCConfig, OmegaPRMConfig
 from prm.models import ARITH_POLICY_NAME
 from prm.rl import RLRunConfig
-from prm.settings import check_range
+from prm.settings import check_range, check_temperature
 from prm.tasks import ArithmeticSourceConfig
 from prm.training import PRMTrainConfig, TrainingSetConfig
 
@@ -71,9 +71,10 @@ class FlywheelConfig:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
         # The check bands are shares of F1, accuracy and length: a NaN would pass or fail every round silently.
-        check_range("temperature", self.temperature, low=0.0, high=10.0, why="0 is greedy; above 10 is noise")
-        for name in ("prm_tolerance", "collapse_tolerance"):
-            check_range(name, getattr(self, name), low=0.0, high=1.0, why="a drop in F1 or accuracy, a share")
+        check_temperature("temperature", self.temperature)
+        for name in ("prm_tolerance", "collapse_tolerance"):  # negative: a gain of that much is required
+            check_range(name, getattr(self, name), low=-1.0, high=1.0,
+                        why="a drop in F1 or accuracy allowed, a share; negative requires a gain")
         check_range("hacking_band", self.hacking_band, low=0.0, low_open=True, why="a share of round 0's values")
         window_rounds(0, self.window)  # validates the window
         self.rl_config()  # validates the RL settings (arm, batch, difficulties)
