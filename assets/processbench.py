@@ -97,7 +97,7 @@ def processbench_figures_defined(context: dg.AssetCheckExecutionContext,
                                  warehouse: WarehouseResource) -> dg.AssetCheckResult:
     rows = connect(warehouse.get().root).execute(
         "SELECT model, split, value FROM prm_evaluations WHERE experiment = ? AND run_id = ? AND metric = ?",
-        [PROCESSBENCH_EXPERIMENT, context.run_id, "processbench_f1"]).fetchall()
+        [PROCESSBENCH_EXPERIMENT, context.run.run_id, "processbench_f1"]).fetchall()
     undefined = sorted(f"{model} on {split}" for model, split, value in rows if value is None)
     return dg.AssetCheckResult(
         passed=not undefined, metadata={"figures": len(rows), "undefined": len(undefined)},

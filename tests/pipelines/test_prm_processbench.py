@@ -9,7 +9,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from assets.processbench import prm_processbench
+from assets.processbench import prm_processbench, processbench_figures_defined
 from prm.evaluation import SLICES
 from prm.models import weights_digest
 from prm.training import SHIPPED_PRM_DIR
@@ -24,8 +24,9 @@ def _register(wh, folder: Path, name: str) -> ModelEntry:
 
 def _materialize(instance, resource) -> dg.ExecuteInProcessResult:
     config = {"ops": {"prm_processbench": {"config": {"data": str(SLICES)}}}}
-    return dg.materialize([prm_processbench], instance=instance, resources={"warehouse": resource},
-                          run_config=config)
+    # With its blocking check, as the prm job runs it (the check reads the run's own rows).
+    return dg.materialize([prm_processbench, processbench_figures_defined], instance=instance,
+                          resources={"warehouse": resource}, run_config=config)
 
 
 def test_each_registered_prm_gets_processbench_figures_once(instance, resource, tmp_path: Path) -> None:
@@ -39,6 +40,8 @@ def test_each_registered_prm_gets_processbench_figures_once(instance, resource, 
     shutil.rmtree(gone.uri)
     result = _materialize(instance, resource)
     assert result.success
+    [check] = result.get_asset_check_evaluations()
+    assert check.passed and check.metadata["figures"].value == 2  # one version, two splits, both defined
     [scored] = [e for e in model_versions(wh.root, "prm") if e.version == entry.version]
     assert 0.0 <= scored.metrics["processbench/gsm8k/f1"] <= 1.0 and scored.metrics["processbench/math/rows"] == 20
     sql = connect(wh.root).execute(
