@@ -55,6 +55,10 @@ class ScoredCompletion:
     def reward(self) -> float:
         return self.shaped.reward
 
+    def extras(self) -> dict[str, float]:
+        """The shaped reward's numbers for a framework's logs, and ``reward_error`` (1: the PRM did not score it)."""
+        return {**self.shaped.extras(), "reward_error": float(self.error is not None)}
+
 
 class Rewarder:
     """Scores completions with a loaded PRM and shapes them under one :class:`RewardConfig`.

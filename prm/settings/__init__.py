@@ -6,7 +6,6 @@ The bottom layer of ``prm`` beside ``prm.files``: it imports no other package of
 
 from prm.settings.bounds import MAX_SEED, check_count, check_finite, check_range, check_seed
 from prm.settings.sampling import (
-    MAX_PROBLEMS,
     check_kv_cache_gib,
     check_problems,
     check_rollouts,
@@ -25,7 +24,6 @@ from prm.settings.training import (
 )
 
 __all__ = [
-    "MAX_PROBLEMS",
     "MAX_SEED",
     "check_batch",
     "check_count",

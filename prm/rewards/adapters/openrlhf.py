@@ -86,7 +86,7 @@ def remote_payload(rewarder: Rewarder, queries: Sequence[str], prompts: Sequence
                 for q, p, r in zip(queries, prompts, responses, strict=True)]
     scored = rewarder.score(problems, [q if r is None else r for q, r in zip(queries, responses, strict=True)],
                             golds)
-    extras = [{**s.shaped.extras(), "reward_error": float(s.error is not None or e is not None)}
+    extras = [{**s.extras(), "reward_error": float(s.error is not None or e is not None)}
               for s, e in zip(scored, errors, strict=True)]
     payload = {
         "rewards": [s.reward for s in scored],

@@ -76,7 +76,7 @@ def _gold(ground_truth: Any) -> str | None:
 
 def result_rows(scored: Sequence[Any]) -> list[dict[str, float]]:
     """verl's per-response dicts: ``score``, the shaped reward's parts and ``reward_error`` (1: not PRM-scored)."""
-    return [{"score": s.reward, **s.shaped.extras(), "reward_error": float(s.error is not None)} for s in scored]
+    return [{"score": s.reward, **s.extras()} for s in scored]
 
 
 def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any],

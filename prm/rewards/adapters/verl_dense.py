@@ -179,7 +179,7 @@ class PRMDenseRewardManager:
             if len(pos):  # an empty response has no token to hold a reward: its row stays zero
                 row[-1] += w * (s.shaped.outcome if s.shaped.outcome is not None else 0.0)
                 reward_tensor[i, pos] = row
-            extras = {"score": float(row.sum()), **s.shaped.extras(), "reward_error": float(s.error is not None)}
+            extras = {"score": float(row.sum()), **s.extras()}
             for key, value in extras.items():
                 info[key].append(value)
         return {"reward_tensor": reward_tensor, "reward_extra_info": dict(info)} if return_dict else reward_tensor
