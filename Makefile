@@ -80,13 +80,14 @@ ui: $(STAMP)
 	mkdir -p $(DAGSTER_HOME)
 	$(VENV)/bin/dg dev --host 127.0.0.1 --port 3000
 
-# Each benchmark prints JSON; the last line of each log is its summary object. benchmarks/rl.py (the GRPO arms,
-# ~40 CPU minutes) runs on its own.
+# Each benchmark prints JSON; the last line of each log is its summary object (script:log, the log keeps its
+# old name). benchmarks/rl.py (the GRPO arms, ~40 CPU minutes) runs on its own.
 bench: $(STAMP)
 	mkdir -p benchmarks/results
-	for name in warehouse verifiers generation labeling prm scoring reward_server; do \
-		$(PY) benchmarks/$$name.py > benchmarks/results/$$name.log || exit 1; \
-		tail -n 1 benchmarks/results/$$name.log; done
+	for run in warehouse_speed:warehouse verifier_speed:verifiers generation:generation labeling:labeling \
+			prm_quality:prm scoring:scoring reward_server:reward_server; do \
+		$(PY) benchmarks/$${run%%:*}.py > benchmarks/results/$${run##*:}.log || exit 1; \
+		tail -n 1 benchmarks/results/$${run##*:}.log; done
 
 # The GPU run book (benchmarks/gpu.py): PRM training in bf16, scoring with transformers and vLLM, the reward
 # server under 32 clients and two GRPO steps on this machine's GPU, as one JSON object (README: "On a CUDA box").
@@ -98,19 +99,19 @@ gpu-check: $(STAMP)
 # time: the same weights on a busy machine, only slower; ~20-40 CPU minutes here). `git diff` then shows
 # whether the checkpoint and its card changed.
 policy: $(STAMP)
-	$(PY) -m prm.policy build --force --out prm/policy/shipped/arith-policy
+	$(PY) -m prm.policy build --force --out prm/shipped/arith-policy
 
-# Rebuilds the shipped PRM (prm/training/shipped/arith-prm) with its recipe (prm/training/ship.py): samples the shipped
+# Rebuilds the shipped PRM (prm/shipped/arith-prm) with its recipe (prm/training/ship.py): samples the shipped
 # policy on 1,500 generated problems, trains the LM-head PRM on exact step truth for PRMTrainConfig's optimizer steps and
 # writes its card (validation and test figures, weight digests). `make demo` never trains it.
 prm: $(STAMP)
-	$(PY) -m prm.training build-shipped --force
+	$(PY) -m prm.training build-shipped --force --out prm/shipped/arith-prm
 
 # Rebuilds the judge's LoRA adapter over SmolLM2 (prm/judge_training) in place: the recipe's defaults, in optimizer
 # steps (~51 min on 2 CPU threads, data and held-out table included). `make demo` never trains it; `smollm2-judge`
 # merges the shipped one.
 judge: $(STAMP)
-	$(PY) -m prm.judge_training build --out prm/judge_training/shipped/smollm2-judge
+	$(PY) -m prm.judge_training build --out prm/shipped/smollm2-judge
 
 # The next ROUNDS rounds of the data flywheel (an unfinished round resumes first), into DAGSTER_HOME: `make ui` shows
 # them as partitions of the flywheel assets. About 7 minutes a round on 2 CPU cores.

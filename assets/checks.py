@@ -7,13 +7,14 @@ import dagster as dg
 from assets.check_factories import orphan_check, result, table_checks
 from assets.flywheel import flywheel_labels, flywheel_policy, flywheel_samples
 from assets.generation import policy_model, rollouts, solutions
-from assets.labeling import label_audit, mc_labels, omegaprm_labels, progress_labels
+from assets.labeling import METHOD_ASSETS, label_audit, mc_labels, omegaprm_labels, progress_labels
 from assets.prm import label_source_comparison, prm_evaluation, prm_model, prm_training_set
 from assets.problems import problems
 from assets.resources import GenerationResource, WarehouseResource
 from assets.rl import rl_run
 from assets.verification import consensus_labels, formal_verifications, judge_outcome_from_metadata, judgments
-from prm.evaluation import CONSTANT, LENGTH, latest_f1
+from prm.best_of_n import CONSTANT, LENGTH
+from prm.evaluation import latest_f1
 from prm.format import StepTagConvention
 from prm.labeling import ReadinessThresholds, SolutionCounts, judge_outcome_verdict
 from prm.labeling.readiness import readiness  # the module's own name: the package keeps the module
@@ -29,7 +30,7 @@ from prm.policy import card_problems, read_card
 from prm.scoring import is_lm_head_folder, read_recipe
 from prm.training import PRMArtifacts, TrainingSet, read_prm_card
 from warehouse import checks as wc
-from warehouse import method, method_names
+from warehouse import label_assets, method
 
 
 @dg.asset_check(asset=problems, blocking=True, description="Every problem has a gold answer; generated "
@@ -119,7 +120,7 @@ def policy_card_in_band() -> dg.AssetCheckResult:
     ops = (card or {}).get("config", {}).get("eval_ops")
     desc = (f"in band at {ops} steps: accuracy {row.get('answer_accuracy')}, step error {row.get('step_error_rate')}"
             if not problems else "; ".join(problems) + ". The labels of such a policy are mostly one "
-            "class: restore the shipped checkpoint (`git checkout -- prm/policy/shipped`, and remove "
+            "class: restore the shipped checkpoint (`git checkout -- prm/shipped/arith-policy`, and remove "
             "models/arith-policy) or rebuild with more steps (`make policy`).")
     return dg.AssetCheckResult(passed=not problems, description=desc, metadata={
         "answer_accuracy": float(row.get("answer_accuracy", -1.0)),
@@ -140,7 +141,7 @@ def judge_card_in_band(judge: GenerationResource) -> dg.AssetCheckResult:
     table = (card or {}).get("eval", {})
     desc = ("in band: " + ", ".join(f"{k} {table.get(k)}" for k in ("coverage", "correct_acc", "first_error_acc"))
             if not problems else "; ".join(problems) + ". Restore the shipped adapter (`git checkout -- "
-            "prm/judge_training/shipped`, and remove models/smollm2-judge) or rebuild it (`make judge`).")
+            "prm/shipped/smollm2-judge`, and remove models/smollm2-judge) or rebuild it (`make judge`).")
     return dg.AssetCheckResult(passed=not problems, description=desc, metadata={
         k: float(table.get(k, -1.0)) for k in ("coverage", "correct_acc", "first_error_acc", "processbench_f1")})
 
@@ -164,14 +165,10 @@ def judge_agrees_with_outcomes(context: dg.AssetCheckExecutionContext) -> dg.Ass
 
 
 # Which asset writes which methods of the method table (warehouse/methods.py) into step_labels.
-LABEL_WRITERS: tuple[tuple[dg.AssetsDefinition, tuple[str, ...]], ...] = (
-    (mc_labels, ("mc", "mc_early_stop")),
-    (omegaprm_labels, ("omegaprm",)),
-    (progress_labels, ("progress",)),
-    (formal_verifications, method_names("formal")),
-    (judgments, method_names("judge")),
-    (consensus_labels, method_names("consensus")),
-)
+LABEL_WRITERS: tuple[tuple[dg.AssetsDefinition, tuple[str, ...]], ...] = tuple(
+    (a, label_assets()[a.key.to_user_string()]) for a in (mc_labels, omegaprm_labels, progress_labels,
+                                                          formal_verifications, judgments, consensus_labels,
+                                                          *METHOD_ASSETS))
 
 
 def step_label_checks(asset: dg.AssetsDefinition, methods: tuple[str, ...]) -> list[dg.AssetChecksDefinition]:

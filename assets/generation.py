@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from assets.config_base import CheckedConfig
+from assets.config_base import CheckedConfig, Mirror, derive
 from assets.metadata import histogram, md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
@@ -37,17 +37,12 @@ from prm.tasks import inbox_file, load_solutions
 from warehouse import ModelEntry, Warehouse, register_models, today
 
 
-class PolicyConfig(CheckedConfig):
-    """The default policy is the checkpoint shipped in the repository. Set ``rebuild`` (or any override of
-    prm.policy.PolicyTrainConfig) to train one into the model cache, where ``arith-policy`` then resolves;
-    a cached build with the same config is reused, not retrained."""
+class PolicyConfig(derive(Mirror(PolicyTrainConfig, optional=True))):
+    """The default policy is the checkpoint shipped in the repository. Set ``rebuild`` (or any field of
+    prm.policy.PolicyTrainConfig, each None = the library's default: ``overrides()``) to train one into the model
+    cache, where ``arith-policy`` then resolves; a cached build with the same config is reused, not retrained."""
 
     rebuild: bool = False  # train the default recipe locally instead of using the shipped checkpoint
-    max_steps: int | None = None  # optimizer steps (the quality rule may stop earlier)
-    seed: int | None = None
-
-    def overrides(self) -> dict:
-        return {k: v for k, v in {"max_steps": self.max_steps, "seed": self.seed}.items() if v is not None}
 
 
 @dg.asset(group_name="generation", kinds={"pytorch", "transformers"},
@@ -85,8 +80,17 @@ def _policy_entry(path: Path, card: dict) -> ModelEntry:
                       training=training, metrics=metrics)
 
 
-class SolutionsConfig(CheckedConfig):
-    """Sampling of policy solutions for the partition's problems, and the prompt around each question.
+class SolutionsConfig(derive(
+        # None/None: the question goes in bare (the embedded policy's prompt, unchanged). An instruct model wants an
+        # answer-format instruction the extractor reads, e.g. "... End with: The answer is: <number>".
+        Mirror(PromptTemplate),
+        # The blocking check `solutions_can_be_labeled` stops the run before labeling when more than this share of
+        # solutions states no extractable answer, or fewer than min_correct reach the gold answer (1.0 / 0: off).
+        Mirror(ReadinessThresholds),
+)):
+    """Sampling of policy solutions for the partition's problems, and the prompt around each question
+    (prm.format.PromptTemplate's and prm.labeling.ReadinessThresholds' fields). The sampling knobs feed
+    prm.generation.GenerationRequest (held to its defaults by a parity test).
 
     The prompt template (system prompt, answer-format instruction) is recorded on the materialization;
     rollouts and labelers rebuild the same prompts from it (:func:`partition_prompter`)."""
@@ -97,23 +101,15 @@ class SolutionsConfig(CheckedConfig):
     stop: list[str] = Field(default_factory=list)  # extra stop strings (EOS always stops); [] = none
     max_tokens: int = SOLUTION_MAX_TOKENS
     seed: int = 0
-    # None/None: the question goes in bare (the embedded policy's prompt, unchanged). An instruct model wants an
-    # answer-format instruction the extractor reads, e.g. "... End with: The answer is: <number>".
-    system_prompt: str | None = None  # a system turn (chat template) or a first paragraph (plain models)
-    instruction: str | None = None  # appended to the question after a blank line
     # A rerun (after a kill, or of the whole job) keeps the partition's solutions, and with them every label
     # already paid for, when they were sampled from the same model, prompt, problems and sampling numbers above.
     resample: bool = False  # sample afresh anyway, which deletes the rows derived from the old solutions
-    # The blocking check `solutions_can_be_labeled` stops the run before labeling when more than this share of
-    # solutions states no extractable answer, or fewer than min_correct reach the gold answer (1.0 / 0: off).
-    max_no_answer_share: float = ReadinessThresholds().max_no_answer_share
-    min_correct: int = ReadinessThresholds().min_correct
 
     def template(self) -> PromptTemplate:
-        return PromptTemplate(system_prompt=self.system_prompt, instruction=self.instruction)
+        return self.library(PromptTemplate)
 
     def thresholds(self) -> ReadinessThresholds:
-        return ReadinessThresholds(max_no_answer_share=self.max_no_answer_share, min_correct=self.min_correct)
+        return self.library(ReadinessThresholds)
 
 
 def _template_json(template: PromptTemplate) -> str:
@@ -269,7 +265,8 @@ def _solutions_result(problems: list[dict], sols: list[dict], n_steps: int, stat
 
 class RolloutsConfig(CheckedConfig):
     """Monte-Carlo rollouts from every step prefix of the partition's solutions (prompts rebuilt with the
-    solutions' template)."""
+    solutions' template). The sampling knobs feed prm.generation.GenerationRequest (held to its defaults by a
+    parity test)."""
 
     n_rollouts: int = 4  # completions per prefix; labelers top up from here (prefix_hash cache)
     temperature: float = 1.0

@@ -1,31 +1,35 @@
-"""Labeling assets: Monte-Carlo (Math-Shepherd) and OmegaPRM step labels, and their audit against truth."""
+"""Labeling assets: Monte-Carlo (Math-Shepherd) and OmegaPRM step labels, their audit against truth, and one
+asset ``<name>_labels`` made from the labeler registry for every method whose table row names no hand-written
+asset (docs/how-to/add-label-method.md)."""
 
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
+from collections.abc import Collection
+
 import dagster as dg
 
-from assets.config_base import CheckedConfig
+from assets.config_base import Mirror, derive
 from assets.generation import partition_prompter
 from assets.metadata import md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
 from prm.generation import SOLUTION_MAX_TOKENS
 from prm.labeling import (
+    LABELERS,
     MCConfig,
     OmegaPRMConfig,
     PartitionLabelReport,
     ProgressConfig,
     audit_markdown,
     audit_partition,
+    get_labeler,
+    label_method_partition,
     label_partition,
     label_progress_partition,
     people_audit_partition,
     people_markdown,
     people_rows,
 )
-from warehouse import REFERENCE_METHODS, method_names
-
-# The library's defaults, which the configs below start from.
-_MC, _OMEGA, _PROGRESS = MCConfig(), OmegaPRMConfig(), ProgressConfig()
+from warehouse import REFERENCE_METHODS, label_assets, method, method_names
 
 
 def _metadata(report: PartitionLabelReport) -> dict:
@@ -46,12 +50,10 @@ def _metadata(report: PartitionLabelReport) -> dict:
     return meta
 
 
-class MCLabelsConfig(CheckedConfig):
-    """Math-Shepherd Monte-Carlo labels: N rollouts from every step prefix."""
+class MCLabelsConfig(derive(Mirror(MCConfig))):
+    """Math-Shepherd Monte-Carlo labels: N rollouts from every step prefix (prm.labeling.MCConfig's fields; the
+    `rollouts` asset already paid for some of them)."""
 
-    n_rollouts: int = _MC.n_rollouts  # rollouts per prefix; the `rollouts` asset already paid for some of them
-    early_stop: bool = _MC.early_stop  # stop at the first step whose MC is 0 (later steps labeled by convention)
-    monotone: bool = _MC.monotone  # step k is good when any prefix >= k reached gold; False = per prefix
     resume: bool = True  # skip solutions already labeled by this method (a killed run continues)
     seed: int = 2
     max_tokens: int = SOLUTION_MAX_TOKENS
@@ -64,23 +66,21 @@ def mc_labels(context: dg.AssetExecutionContext, config: MCLabelsConfig, warehou
     day, source = day_and_source(context)
     report = label_partition(
         warehouse.get(), "mc_early_stop" if config.early_stop else "mc",
-        MCConfig(n_rollouts=config.n_rollouts, early_stop=config.early_stop, monotone=config.monotone),
+        config.to_library(),
         generation.get, model=generation.model_version(),
         source=source, day=day, run_id=context.run_id, prompt=partition_prompter(context, generation.model),
         resume=config.resume, seed=config.seed, max_tokens=config.max_tokens, progress=context.log.info)
     return dg.MaterializeResult(metadata=_metadata(report))
 
 
-class OmegaPRMLabelsConfig(CheckedConfig):
-    """OmegaPRM binary search (Luo et al. 2024); defaults are the paper's."""
+class OmegaPRMLabelsConfig(derive(Mirror(
+        OmegaPRMConfig,
+        # The paper (and the library) drop all-right/all-wrong questions; off labels every wrong one.
+        defaults={"screen": False},
+))):
+    """OmegaPRM binary search (Luo et al. 2024): prm.labeling.OmegaPRMConfig's fields, whose defaults are the
+    paper's."""
 
-    alpha: float = _OMEGA.alpha
-    beta: float = _OMEGA.beta
-    length_tokens: int = _OMEGA.length_tokens  # L: rollout length normaliser, in tokens
-    c_puct: float = _OMEGA.c_puct
-    k: int = _OMEGA.k  # rollouts per MC estimate
-    max_searches: int = _OMEGA.max_searches  # selections per question
-    screen: bool = False  # the paper (and the library) drop all-right/all-wrong questions; off labels every wrong one
     resume: bool = True
     seed: int = 3
     max_tokens: int = SOLUTION_MAX_TOKENS
@@ -92,8 +92,7 @@ class OmegaPRMLabelsConfig(CheckedConfig):
 def omegaprm_labels(context: dg.AssetExecutionContext, config: OmegaPRMLabelsConfig, warehouse: WarehouseResource,
                     generation: GenerationResource) -> dg.MaterializeResult:
     day, source = day_and_source(context)
-    omega = OmegaPRMConfig(alpha=config.alpha, beta=config.beta, length_tokens=config.length_tokens,
-                           c_puct=config.c_puct, k=config.k, max_searches=config.max_searches, screen=config.screen)
+    omega = config.to_library()
     report = label_partition(
         warehouse.get(), "omegaprm", omega, generation.get, model=generation.model_version(), source=source,
         day=day, run_id=context.run_id, prompt=partition_prompter(context, generation.model), resume=config.resume,
@@ -101,10 +100,9 @@ def omegaprm_labels(context: dg.AssetExecutionContext, config: OmegaPRMLabelsCon
     return dg.MaterializeResult(metadata=_metadata(report))
 
 
-class ProgressLabelsConfig(CheckedConfig):
-    """Step advantage MC(k) - MC(k-1) from the MC labels' rollouts (no new rollouts)."""
-
-    tolerance: float = _PROGRESS.tolerance  # largest MC drop that still counts as a good step
+class ProgressLabelsConfig(derive(Mirror(ProgressConfig))):
+    """Step advantage MC(k) - MC(k-1) from the MC labels' rollouts, no new rollouts (prm.labeling.ProgressConfig's
+    fields)."""
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"delta"}, deps=["mc_labels"],
@@ -114,7 +112,7 @@ def progress_labels(context: dg.AssetExecutionContext, config: ProgressLabelsCon
                     warehouse: WarehouseResource) -> dg.MaterializeResult:
     day, source = day_and_source(context)
     wh = warehouse.get()
-    labels = label_progress_partition(wh, ProgressConfig(tolerance=config.tolerance), source=source, day=day,
+    labels = label_progress_partition(wh, config.to_library(), source=source, day=day,
                                       run_id=context.run_id)
     good = sum(lb.hard_label is True for lb in labels)
     meta = {"dagster/row_count": len(labels), "good_steps": good, "bad_steps": sum(lb.hard_label is False
@@ -126,8 +124,7 @@ def progress_labels(context: dg.AssetExecutionContext, config: ProgressLabelsCon
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="labeling", kinds={"duckdb", "delta"},
-          deps=["mc_labels", "omegaprm_labels", "progress_labels", "formal_verifications", "judgments",
-                "consensus_labels"],
+          deps=list(label_assets()),  # every asset that writes step labels (the method table's)
           description="Each labeling method vs exact truth (generated tasks) or people's first-error labels "
           "(imported solutions): ProcessBench F1 with its interval, step F1 or precision/recall, cost.")
 def label_audit(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
@@ -149,3 +146,67 @@ def label_audit(context: dg.AssetExecutionContext, warehouse: WarehouseResource)
     return dg.MaterializeResult(metadata={"dagster/row_count": len(rows) or len(people),
                                           "truth": "people" if people else "exact" if rows else "none",
                                           "audit": dg.MetadataValue.md(table)})
+
+
+# The asset that writes each table a derived labeler may read (its ``reads``): a made asset runs after them.
+TABLE_WRITERS: dict[str, tuple[str, ...]] = {
+    "problems": ("problems",), "solutions": ("solutions",), "steps": ("solutions",), "rollouts": ("rollouts",),
+    "verifications": ("formal_verifications",), "judgments": ("judgments",),
+    # the hand-written label assets but consensus, which runs after the made ones (it combines every method)
+    "step_labels": tuple(a for a, names in label_assets().items()
+                         if not any(method(m).generated or method(m).kind == "consensus" for m in names)),
+}
+
+
+def method_asset(name: str) -> dg.AssetsDefinition:
+    """The asset ``<name>_labels`` of a registered method whose table row names no hand-written asset: it runs the
+    labeler with its registered default config through ``label_method_partition`` (the path its ``needs`` names)
+    and reports what :func:`_metadata` reports for MC."""
+    spec, key = LABELERS[name], method(name).asset_key
+    if spec.needs == "rows":
+        reads = get_labeler(name).reads
+        unknown = sorted(set(reads) - set(TABLE_WRITERS))
+        if unknown:
+            raise ValueError(f"label method {name!r} reads {unknown}, which no asset assets/labeling.py knows writes; "
+                             f"read from {sorted(TABLE_WRITERS)}")
+        deps = list(dict.fromkeys(a for table in reads for a in TABLE_WRITERS[table]))
+    else:
+        deps = ["rollouts"] if spec.needs == "rollouts" else ["solutions"]
+    engine = spec.needs != "rows"
+    resources = {"warehouse", *(("generation",) if engine else ()), *(("judge",) if spec.needs == "backend" else ())}
+    kinds = {"delta", *(("vllm",) if engine else ())}
+
+    @dg.asset(name=key, partitions_def=PARTITIONS, group_name="labeling", kinds=kinds,
+              pool="engine" if engine else None, deps=deps, required_resource_keys=resources,
+              description=f"{method(name).display}: step labels of the registered {name!r} labeler, default config.")
+    def made_asset(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+        day, source = day_and_source(context)
+        res = context.resources
+        kw = {}
+        if engine:  # the policy's rollouts, or the judge resource for a method that reads whole solutions
+            kw = {"backend": (res.judge if spec.needs == "backend" else res.generation).get,
+                  "model": res.generation.model_version(), "prompt": partition_prompter(context, res.generation.model)}
+        report = label_method_partition(res.warehouse.get(), name, source=source, day=day, run_id=context.run_id,
+                                        progress=context.log.info, **kw)
+        return dg.MaterializeResult(metadata=_metadata(report))
+
+    return made_asset
+
+
+def method_assets() -> tuple[dg.AssetsDefinition, ...]:
+    """One made asset per computed method whose method-table row names no hand-written asset, in table order."""
+    return tuple(method_asset(n) for n in method_names() if method(n).generated)
+
+
+def as_module_attributes(made: tuple[dg.AssetsDefinition, ...], taken: Collection[str]) -> dict:
+    """``made`` by attribute name (its key), refusing a name the module already uses."""
+    names = {a.key.to_python_identifier(): a for a in made}
+    clash = sorted(set(names) & set(taken))
+    if clash:
+        raise RuntimeError(f"made assets {clash} would shadow names of assets/labeling.py; rename the label method")
+    return names
+
+
+METHOD_ASSETS = method_assets()
+# Module attributes, where Dagster's loaders and pipelines.definitions find assets (a tuple is not searched).
+globals().update(as_module_attributes(METHOD_ASSETS, globals()))

@@ -7,26 +7,15 @@ import math
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
-from assets.config_base import CheckedConfig
+from assets.config_base import CheckedConfig, Mirror, derive
 from assets.metadata import md_table
 from assets.resources import WarehouseResource
-from prm.evaluation import (
-    IN_DISTRIBUTION,
-    as_solutions,
-    bon_curve,
-    columns_from_rows,
-    evaluation_markdown,
-    heldout_solutions,
-    perturbation_markdown,
-    plot_best_of_n,
-    plot_best_of_n_by_scorer,
-    plot_label_sources,
-    sensitivity_text,
-    unmeasurable_note,
-)
+from prm.best_of_n import bon_curve
+from prm.evaluation import IN_DISTRIBUTION, columns_from_rows, heldout_solutions, perturbation_markdown
 from prm.evaluation.external import evaluate_processbench_file
 from prm.evaluation.folder import evaluate_folder
 from prm.experiments import (
@@ -37,7 +26,16 @@ from prm.experiments import (
     comparison_table,
     with_truth_differences,
 )
+from prm.first_error import as_solutions
 from prm.models import weights_digest
+from prm.reports import (
+    evaluation_markdown,
+    plot_best_of_n,
+    plot_best_of_n_by_scorer,
+    plot_label_sources,
+    sensitivity_text,
+    unmeasurable_note,
+)
 from prm.training import (
     SHIPPED_PRM_DIR,
     PRMArtifacts,
@@ -50,7 +48,7 @@ from prm.training import (
     stratified_splits,
     verify_shipped_prm,
 )
-from warehouse import COMPARED_METHODS, ModelEntry, connect, register_models, today
+from warehouse import ModelEntry, connect, register_models, today
 
 LABEL_ASSETS = ["mc_labels", "omegaprm_labels", "progress_labels", "consensus_labels"]
 
@@ -64,58 +62,22 @@ def trained_prm(artifacts: PRMArtifacts) -> Path:
         raise dg.Failure(str(exc)) from exc
 
 
-# The library's defaults, which the configs below start from.
-_DATA, _TRAIN = TrainingSetConfig(method="omegaprm"), PRMTrainConfig()
+class PRMDataConfig(derive(Mirror(
+        TrainingSetConfig,
+        defaults={
+            "method": "omegaprm",  # the library has no default: the labels the demo trains on
+            # A day of the demo holds ~24 problems: larger shares than the library's 0.1/0.2 keep both outcomes in each.
+            "val_share": 0.25,  # problems for the threshold and the best-of-N aggregation
+            "test_share": 0.35,  # held-out problems
+        },
+        types={"source": str | None},  # one warehouse source, or every source (the library also takes a tuple)
+))):
+    """Which labels train the PRM and how problems are split (prm.training.TrainingSetConfig's fields)."""
 
 
-class PRMDataConfig(CheckedConfig):
-    """Which labels train the PRM and how problems are split (prm.training.TrainingSetConfig)."""
-
-    method: str = "omegaprm"  # warehouse.methods.LABEL_SOURCES: a method-table name, or "truth"
-    label_kind: str = _DATA.label_kind  # "hard" (CE on hard labels) | "soft" (BCE on P(good))
-    consensus_only: bool = _DATA.consensus_only  # keep only solutions with consensus labels
-    balance: str = _DATA.balance  # "none" | "downsample" | "weight"
-    # A day of the demo holds ~24 problems: larger shares than the library's 0.1/0.2 keep both outcomes in each.
-    val_share: float = 0.25  # problems for the threshold and the best-of-N aggregation
-    test_share: float = 0.35  # held-out problems
-    split_seed: int = _DATA.split_seed
-    train_max_steps: int | None = _DATA.train_max_steps  # easy-to-hard: train on <= n gold steps, test on longer
-    source: str | None = _DATA.source  # one warehouse source, or every source
-
-    def to_library(self, method: str | None = None) -> TrainingSetConfig:
-        return TrainingSetConfig(method=method or self.method, label_kind=self.label_kind,
-                                 consensus_only=self.consensus_only, balance=self.balance, val_share=self.val_share,
-                                 test_share=self.test_share, split_seed=self.split_seed,
-                                 train_max_steps=self.train_max_steps, source=self.source)
-
-
-class PRMTrainAssetConfig(CheckedConfig):
-    """The PRM run (prm.training.PRMTrainConfig): by default the LM-head PRM fine-tuned from the policy."""
-
-    base_model: str = _TRAIN.base_model  # Math-Shepherd initialises its PRM from the generator
-    # "lm": each step scored by the policy's own LM head against the frozen policy (reads the steps:
-    # docs/concepts/prm.md, "Evaluation: does the PRM read the steps?"); "classifier": a two-class head at each
-    # step tag, which vLLM's pooling runner serves (`prm-serve`, the GPU run book).
-    head: str = _TRAIN.head
-    # Optimizer steps (the LM head's recipe: 400 of 16 solutions); -1 trains by num_epochs, which the
-    # classification head wants (~4 passes). The demo's small partition passes its own budget.
-    max_steps: int = _TRAIN.max_steps
-    num_epochs: float = _TRAIN.num_epochs
-    learning_rate: float = _TRAIN.learning_rate
-    weight_decay: float = _TRAIN.weight_decay
-    beta: float = _TRAIN.beta  # head="lm": the reward scale
-    # head="lm": floor under the reference's token probability (prm.training.PRMTrainConfig.ref_floor); None: PRIME's
-    # plain log-ratio, which scores text the policy would never write as good
-    ref_floor: float | None = _TRAIN.ref_floor
-    batch_size: int = _TRAIN.batch_size
-    freeze_backbone: bool = _TRAIN.freeze_backbone
-    lora_r: int = _TRAIN.lora_r
-
-    def to_library(self, label_kind: str) -> PRMTrainConfig:
-        return PRMTrainConfig(base_model=self.base_model, head=self.head, label_kind=label_kind,
-                              max_steps=self.max_steps, num_epochs=self.num_epochs, learning_rate=self.learning_rate,
-                              weight_decay=self.weight_decay, beta=self.beta, batch_size=self.batch_size,
-                              freeze_backbone=self.freeze_backbone, lora_r=self.lora_r, ref_floor=self.ref_floor)
+class PRMTrainAssetConfig(derive(Mirror(PRMTrainConfig, exclude={"label_kind"}))):
+    """The PRM run: prm.training.PRMTrainConfig's fields (by default the LM-head PRM fine-tuned from the policy);
+    label_kind comes from the training set (``to_library(label_kind=...)``)."""
 
 
 @dg.asset(group_name="prm", kinds={"duckdb"}, deps=LABEL_ASSETS,
@@ -152,7 +114,7 @@ def prm_model(context: dg.AssetExecutionContext, config: PRMTrainAssetConfig,
     artifacts = PRMArtifacts.default()
     ts = TrainingSet.load(artifacts.training_set)
     # A new folder per training: an earlier registry row's uri keeps its weights whatever is trained after it.
-    folder = artifacts.new_model(lambda out: train_prm(ts, out, config.to_library(ts.config.label_kind)))
+    folder = artifacts.new_model(lambda out: train_prm(ts, out, config.to_library(label_kind=ts.config.label_kind)))
     card = read_prm_card(folder)
     context.log.info(f"PRM at {folder}")
     final = {k: v for k, v in (card.get("final_metrics") or {}).items()
@@ -188,7 +150,7 @@ class PRMEvalConfig(CheckedConfig):
     # A ProcessBench-format JSONL file (prm.export writes them; Qwen/ProcessBench's layout): an external
     # step-labelled test set, for data without step truth of its own (GSM8K, MATH). None: the warehouse only.
     processbench_file: str | None = None
-    # Evaluate the shipped PRM (prm/training/shipped/arith-prm, rebuilt by `make prm`) beside the trained one, when
+    # Evaluate the shipped PRM (prm/shipped/arith-prm, rebuilt by `make prm`) beside the trained one, when
     # both read the same policy's steps: on the partition's problems outside validation, none of which it trained on.
     shipped: bool = True
 
@@ -267,12 +229,18 @@ def _external(folder: Path, rows: list[dict], model: str, path: str, label_metho
         raise dg.Failure(f"processbench_file: {exc}") from exc
 
 
-class ComparisonAssetConfig(CheckedConfig):
-    """The methods compared; every PRM shares the data split and the training run settings."""
+class ComparisonAssetConfig(derive(Mirror(
+        ComparisonConfig,
+        types={"data": PRMDataConfig, "train": PRMTrainAssetConfig},
+        # The asset's own sections: the demo's split (the library's default trains on truth) and PRM run.
+        defaults={"data": PRMDataConfig(), "train": PRMTrainAssetConfig()},
+))):
+    """The methods compared (prm.experiments.ComparisonConfig's fields); every PRM shares the data split and the
+    training run settings."""
 
-    methods: list[str] = list(COMPARED_METHODS)
-    data: PRMDataConfig = PRMDataConfig()
-    train: PRMTrainAssetConfig = PRMTrainAssetConfig()
+    def to_library(self, **fixed: Any) -> ComparisonConfig:
+        # Every PRM trains on the kind of label the data section reads.
+        return super().to_library(**{"train": self.train.to_library(label_kind=self.data.label_kind), **fixed})
 
 
 @dg.asset(group_name="prm", kinds={"pytorch", "delta"}, pool="engine", deps=["prm_training_set"],
@@ -282,8 +250,7 @@ class ComparisonAssetConfig(CheckedConfig):
 def label_source_comparison(context: dg.AssetExecutionContext, config: ComparisonAssetConfig,
                             warehouse: WarehouseResource) -> dg.MaterializeResult:
     data = config.data
-    cfg = ComparisonConfig(methods=tuple(config.methods), data=data.to_library(),
-                           train=config.train.to_library(data.label_kind))
+    cfg = config.to_library()
     with tempfile.TemporaryDirectory(prefix="prm-compare-", dir=PRMArtifacts.default().root.parent) as scratch:
         results = compare_label_sources(warehouse.get().root, scratch, cfg, progress=context.log.info)
     table = with_truth_differences(comparison_table(results), results, data.train_max_steps)

@@ -3,24 +3,18 @@
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import dagster as dg
 
-from assets.config_base import CheckedConfig
+from assets.config_base import Mirror, derive
 from assets.metadata import histogram, md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import WarehouseResource
 from prm.datagen import read_intake, store_new_problems
 from prm.tasks import ArithmeticSourceConfig, inbox_file, load_source
 
-_ARITH = ArithmeticSourceConfig()  # the library's defaults, which the config below starts from
 
+class ProblemsConfig(derive(Mirror(ArithmeticSourceConfig))):
+    """Knobs of the built-in ``arith`` (prm.tasks.ArithmeticSourceConfig's fields: per_level problems per (n_ops,
+    style) and day) and ``logic`` sources (file sources ignore all but ``limit``)."""
 
-class ProblemsConfig(CheckedConfig):
-    """Knobs of the built-in ``arith`` and ``logic`` sources (file sources ignore all but ``limit``)."""
-
-    n_ops: list[int] = list(_ARITH.n_ops)  # difficulty levels (gold steps per problem)
-    styles: list[str] = list(_ARITH.styles)  # "chain" and/or "word"; word matches the default policy's training
-    per_level: int = _ARITH.per_level  # problems per (n_ops, style) and day
-    operators: str = _ARITH.operators
-    max_value: int = _ARITH.max_value
     seed: int = 0  # combined with the day: each nightly partition draws fresh problems
     logic_problems: int = 16  # problems of the built-in ``logic`` source per day
     limit: int | None = None  # cap on rows read from a dropped-in file
@@ -30,10 +24,6 @@ class ProblemsConfig(CheckedConfig):
     kind: str = "problems"
     reference: str | None = None  # kind solutions: a GSM8K/MATH-style file whose gold answers the questions get
     task: str | None = None  # kind solutions: the problems' task ("math" or "gsm8k"); None: math
-
-    def to_library(self) -> ArithmeticSourceConfig:
-        return ArithmeticSourceConfig(n_ops=tuple(self.n_ops), styles=tuple(self.styles), per_level=self.per_level,
-                                      operators=self.operators, max_value=self.max_value)
 
 
 @dg.asset(

@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-from pydantic import Field, PrivateAttr
+from pydantic import PrivateAttr
 
+from assets.config_base import Mirror, derive
 from prm.flywheel import FlywheelConfig, LazyBackend
-from prm.generation import ENGINE_STARTUP_TIMEOUT_S, GenerationBackend, GenerationConfig, make_backend
+from prm.generation import GenerationBackend, GenerationConfig, make_backend
 from prm.models import model_cache_dir, model_version
 from warehouse import PROJECT_ROOT, Warehouse, default_root, is_remote
 
@@ -40,22 +41,13 @@ class WarehouseResource(dg.ConfigurableResource):
         return Path(self.inbox) if self.inbox else default_inbox()
 
 
-class GenerationResource(dg.ConfigurableResource):
-    """The generation backend: the offline vLLM engine or an OpenAI-compatible server.
+class GenerationResource(derive(Mirror(GenerationConfig), base=dg.ConfigurableResource)):
+    """The generation backend: the offline vLLM engine or an OpenAI-compatible server; its settings are
+    prm.generation.GenerationConfig's fields (``config()``).
 
     The engine starts on first use and is shared by every asset of the run (the code location uses
     the in-process executor), then closed when the run ends.
     """
-
-    backend: str = "vllm"  # "vllm" (engine in a worker process) or "openai" (HTTP server, e.g. vllm serve)
-    model: str = "arith-policy"  # registry name, local HF folder, or hub id (with internet)
-    base_url: str = "http://127.0.0.1:8000/v1"  # backend="openai" only
-    base_urls: list[str] = Field(default_factory=list)  # backend="openai": servers of one model; replaces base_url
-    seed: int = 0  # engine seed; requests derive theirs from the asset's seed
-    kv_cache_gib: float | None = None  # KV cache; None follows the device: 2 GiB of host RAM on CPU, the GPU's rest
-    max_model_len: int = 2048  # question + solution tokens
-    # backend="vllm": seconds the engine may take to start before a clear error; raise it on a loaded machine
-    startup_timeout_s: float = ENGINE_STARTUP_TIMEOUT_S
 
     _backend: Any = PrivateAttr(default=None)
     _version: str | None = PrivateAttr(default=None)
@@ -68,10 +60,7 @@ class GenerationResource(dg.ConfigurableResource):
         return self._version
 
     def config(self) -> GenerationConfig:
-        return GenerationConfig(backend=self.backend, model=self.model, base_url=self.base_url,
-                                base_urls=tuple(self.base_urls), seed=self.seed,
-                                kv_cache_gib=self.kv_cache_gib, max_model_len=self.max_model_len,
-                                startup_timeout_s=self.startup_timeout_s)
+        return self.to_library()
 
     def get(self) -> GenerationBackend:
         """The running backend, started now if this run has not started it yet."""
@@ -85,32 +74,11 @@ class GenerationResource(dg.ConfigurableResource):
             self._backend = None
 
 
-_FW = FlywheelConfig()  # the library's defaults, which the resource below starts from
+class FlywheelResource(derive(Mirror(FlywheelConfig), base=dg.ConfigurableResource)):
+    """Settings every round of the flywheel shares (prm.flywheel.FlywheelConfig's fields: ``get()``), and where its
+    models live."""
 
-
-class FlywheelResource(dg.ConfigurableResource):
-    """Settings every round of the flywheel shares (prm.flywheel.FlywheelConfig), and where its models live."""
-
-    n_ops: list[int] = list(_FW.n_ops)  # difficulties of each round's fresh problems
-    per_level: int = _FW.per_level  # problems per difficulty and round
-    n_samples: int = _FW.n_samples  # solutions per problem, from the round's policy
-    label_method: str = _FW.label_method  # omegaprm | mc | mc_early_stop: rollouts from the round's policy
-    label_rollouts: int = _FW.label_rollouts
-    window: int | None = _FW.window  # rounds of labels the PRM trains on; None = every round so far
-    warm_start: bool = _FW.warm_start  # start each PRM from the previous round's
-    prm_steps: int = _FW.prm_steps
-    arm: str = _FW.arm  # the RL reward (prm.rl.ARMS)
-    rl_steps: int = _FW.rl_steps  # GRPO steps per round
-    rl_batch_size: int = _FW.rl_batch_size
-    num_generations: int = _FW.num_generations
-    eval_problems: int = _FW.eval_problems  # held-out problems per difficulty, the same every round
-    eval_samples: int = _FW.eval_samples
-    prm_tolerance: float = _FW.prm_tolerance  # blocking: new PRM F1 >= previous - this, on the round's samples
-    collapse_tolerance: float = _FW.collapse_tolerance  # blocking: held-out accuracy falls at most this much
-    hacking_band: float = _FW.hacking_band  # warning: steps and length per completion within +-this of round 0
-    seed: int = _FW.seed
     models_dir: str = ""  # empty: <model cache>/flywheel
-    policy: str = _FW.policy  # round 0's policy; later rounds start from the last round's RL checkpoint
 
     _engine: Any = PrivateAttr(default=None)
 
@@ -132,8 +100,7 @@ class FlywheelResource(dg.ConfigurableResource):
         self.close_engine()
 
     def get(self) -> FlywheelConfig:
-        names = FlywheelConfig.__dataclass_fields__
-        return FlywheelConfig(**{k: v for k, v in self.__dict__.items() if k in names})
+        return self.to_library()
 
     def models(self) -> Path:
         return Path(self.models_dir) if self.models_dir else model_cache_dir() / "flywheel"

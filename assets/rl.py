@@ -5,7 +5,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from assets.config_base import CheckedConfig
+from assets.config_base import Mirror, derive
 from assets.prm import trained_prm
 from assets.resources import WarehouseResource
 from prm.models import model_cache_dir, model_version, resolve_model
@@ -14,37 +14,32 @@ from prm.training import SHIPPED_PRM_DIR, PRMArtifacts, verify_shipped_prm
 from warehouse import today
 
 
-class RLAssetConfig(CheckedConfig):
-    """A short run of prm.rl.RLRunConfig on the warehouse's problems: a minute or two on a CPU, enough to see every
-    arm move. The difficulties default to those of the built-in arith source (2, 4 and 8 gold steps)."""
+class RLAssetConfig(derive(Mirror(
+        RLRunConfig,
+        # A short run: a minute or two on a CPU, enough to see every arm move (the library's defaults are the full
+        # run of benchmarks/rl.py). The difficulties are those of the built-in arith source (2, 4 and 8 gold steps).
+        defaults={
+            "steps": 6,  # GRPO steps per arm, the same for every arm
+            "batch_size": 16,  # completions per step (4 prompts x 4)
+            "num_generations": 4,
+            "train_ops": [8],  # the longest the arith source writes, where the policy is right about half the time
+            "anchor_ops": [4],
+            "eval_ops": [2, 4, 8],
+            "eval_problems": 4,  # per difficulty, held out of training (a day of the arith source has 8 per difficulty)
+            "eval_samples": 2,
+        },
+        fixed={"save_policy": False},  # the asset reports the arms' metrics; their policies are not kept
+))):
+    """A short run of prm.rl.RLRunConfig (its fields) on the warehouse's problems."""
 
     policy: str = "arith-policy"  # the warm-started policy (prm.models.resolve_model)
     # The warehouse source of the problems (generated arithmetic, GSM8K, MATH, a user's file: any with a gold
     # answer, which the reward and the held-out accuracy grade against); None = every source. The difficulties
-    # below are gold step counts (problems.n_gold_steps): set them to ones the source holds.
+    # (train_ops, anchor_ops, eval_ops) are gold step counts (problems.n_gold_steps): set them to ones it holds.
     source: str | None = None
-    # The reward PRM: "trained" (the prm_model asset's), "shipped" (prm/training/shipped/arith-prm, digest-checked)
+    # The reward PRM: "trained" (the prm_model asset's), "shipped" (prm/shipped/arith-prm, digest-checked)
     # or a PRM folder.
     prm: str = "trained"
-    # prm.rl.ARMS; also "prm_min_prof" (PROF), "process" (per token), "prime"/"prime_plain" (online implicit PRM)
-    arms: list[str] = ["outcome", "prm_min", "prm_sum"]
-    steps: int = 6  # GRPO steps per arm, the same for every arm
-    batch_size: int = 16  # completions per step (4 prompts x 4)
-    num_generations: int = 4
-    learning_rate: float = RLRunConfig().learning_rate
-    train_ops: list[int] = [8]  # the longest the arith source writes, where the policy is right about half the time
-    anchor_ops: list[int] = [4]
-    eval_ops: list[int] = [2, 4, 8]
-    eval_problems: int = 4  # per difficulty, held out of training (a day of the arith source has 8 per difficulty)
-    eval_samples: int = 2
-    seed: int = 0
-
-    def to_library(self) -> RLRunConfig:
-        return RLRunConfig(arms=tuple(self.arms), steps=self.steps, batch_size=self.batch_size,
-                           num_generations=self.num_generations, learning_rate=self.learning_rate,
-                           train_ops=tuple(self.train_ops), anchor_ops=tuple(self.anchor_ops),
-                           eval_ops=tuple(self.eval_ops), eval_problems=self.eval_problems,
-                           eval_samples=self.eval_samples, seed=self.seed, save_policy=False)
 
 
 def _reward_prm(choice: str) -> Path:

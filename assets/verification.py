@@ -3,14 +3,14 @@
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
 import dagster as dg
 
-from assets.config_base import CheckedConfig
+from assets.config_base import Mirror, derive
 from assets.generation import partition_prompter
+from assets.labeling import METHOD_ASSETS  # the assets made from the labeler registry
 from assets.metadata import md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
 from prm.datagen import first_errors_truth
 from prm.labeling import (
-    FORMAL_TIMEOUT_S,
     POLICIES,
     REFERENCE_METHOD,
     REFERENCE_TASKS,
@@ -30,8 +30,9 @@ from prm.labeling import (
 )
 
 
-class FormalConfig(CheckedConfig):
-    timeout_s: float = FORMAL_TIMEOUT_S  # per step; a hung or exploding check becomes `unverifiable`
+class FormalConfig(derive(Mirror(ReferenceConfig))):
+    """SymPy/Z3 step checks and the sympy_ref labeler (prm.labeling.ReferenceConfig's fields): timeout_s per step
+    for both, a hung or exploding check becomes `unverifiable`."""
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"sympy", "z3", "delta"},
@@ -48,7 +49,7 @@ def formal_verifications(context: dg.AssetExecutionContext, config: FormalConfig
     tasks = {p["task"] for p in wh.read_partition("problems", source, day).to_pylist()}
     ref = None
     if tasks & set(REFERENCE_TASKS):
-        ref = derive_partition(wh, REFERENCE_METHOD, ReferenceConfig(timeout_s=config.timeout_s), source=source,
+        ref = derive_partition(wh, REFERENCE_METHOD, config.to_library(), source=source,
                                day=day, run_id=context.run_id)
     ref_meta = {} if ref is None else {
         "sympy_ref_rules": md_table([{"rule": k, "solutions": v} for k, v in sorted(ref.extra["counts"].items())])}
@@ -61,22 +62,23 @@ def formal_verifications(context: dg.AssetExecutionContext, config: FormalConfig
     })
 
 
-class JudgeAssetConfig(CheckedConfig):
-    """LLM-judge votes; the judge model is the `judge` resource (the fine-tuned SmolLM2 judge here, a strong
-    model on a GPU box: give that one k=5 votes at temperature 0.7, ProcessBench's sampling)."""
+class JudgeAssetConfig(derive(
+        Mirror(JudgeConfig,
+               exclude={"model"},  # the `judge` resource's model: to_library(model=judge.model)
+               # The fine-tuned judge's card is its greedy verdict: one vote at temperature 0 (the library's 5 at
+               # 0.7 is ProcessBench's sampling, for a strong judge on a GPU box).
+               defaults={"k": 1, "temperature": 0.0}),
+        # The check judge_agrees_with_outcomes: share of wrong-answer solutions in which the judge names an error
+        # (fail_below blocks consensus below it).
+        Mirror(JudgeOutcomeBand, prefix="agreement_"),
+)):
+    """LLM-judge votes (prm.labeling.JudgeConfig's fields); the judge model is the `judge` resource (the fine-tuned
+    SmolLM2 judge here, a strong model on a GPU box: give that one k=5 votes at temperature 0.7)."""
 
-    k: int = 1  # votes per solution: the fine-tuned judge's card is its greedy verdict
-    temperature: float = 0.0
-    max_tokens: int = JudgeConfig().max_tokens  # its check of an 8-step solution is ~250 tokens, then it stops
     max_solutions: int | None = None  # None: every solution of the partition (a cap bounds the cost)
-    # The check judge_agrees_with_outcomes: share of wrong-answer solutions in which the judge names an error.
-    agreement_warn_below: float = JudgeOutcomeBand().warn_below
-    agreement_fail_below: float = JudgeOutcomeBand().fail_below  # blocks consensus below it
-    agreement_min_solutions: int = JudgeOutcomeBand().min_solutions
 
     def band(self) -> JudgeOutcomeBand:
-        return JudgeOutcomeBand(warn_below=self.agreement_warn_below, fail_below=self.agreement_fail_below,
-                                min_solutions=self.agreement_min_solutions)
+        return self.library(JudgeOutcomeBand)
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"vllm", "delta"}, pool="engine",
@@ -85,8 +87,7 @@ def judgments(context: dg.AssetExecutionContext, config: JudgeAssetConfig, wareh
               generation: GenerationResource, judge: GenerationResource) -> dg.MaterializeResult:
     day, source = day_and_source(context)
     policy_model = generation.config().model
-    judge_config = JudgeConfig(k=config.k, temperature=config.temperature, max_tokens=config.max_tokens,
-                               model=judge.model)
+    judge_config = config.to_library(model=judge.model)
     wh = warehouse.get()
     run = judge_partition(wh, judge.get, judge_config, source=source, day=day, run_id=context.run_id,
                           policy_prompt=partition_prompter(context, policy_model), max_solutions=config.max_solutions)
@@ -130,15 +131,15 @@ def judge_outcome_from_metadata(metadata: dict) -> tuple[JudgeOutcomeAgreement, 
     return outcome, band
 
 
-class ConsensusAssetConfig(CheckedConfig):
-    # one of prm.labeling.consensus.POLICIES, all reported side by side. MC labels kept where the fine-tuned judge
-    # names the same first error (Qwen's "Lessons" filter); formal_override would copy SymPy, which passes any step
-    # whose arithmetic holds, wrong operands included.
-    policy: str = "mc_judge_agree"
+class ConsensusAssetConfig(derive(Mirror(ConsensusConfig))):
+    """prm.labeling.ConsensusConfig's fields: policy is one of prm.labeling.consensus.POLICIES, all reported side by
+    side. The default keeps MC labels where the fine-tuned judge names the same first error (Qwen's "Lessons"
+    filter); formal_override would copy SymPy, which passes any step whose arithmetic holds, wrong operands
+    included."""
 
 
 @dg.asset(partitions_def=PARTITIONS, group_name="verification", kinds={"duckdb", "delta"},
-          deps=["mc_labels", "omegaprm_labels", "formal_verifications", "judgments"],
+          deps=["mc_labels", "omegaprm_labels", "formal_verifications", "judgments", *METHOD_ASSETS],
           description="Consensus labels where methods agree on the first error, and how the methods compare.")
 def consensus_labels(context: dg.AssetExecutionContext, config: ConsensusAssetConfig,
                      warehouse: WarehouseResource) -> dg.MaterializeResult:
@@ -146,7 +147,7 @@ def consensus_labels(context: dg.AssetExecutionContext, config: ConsensusAssetCo
         raise dg.Failure(f"unknown consensus policy {config.policy!r}; choose one of {sorted(POLICIES)}")
     day, source = day_and_source(context)
     wh = warehouse.get()
-    run, reports, verdicts = consensus_partition(wh, ConsensusConfig(policy=config.policy), source=source, day=day,
+    run, reports, verdicts = consensus_partition(wh, config.to_library(), source=source, day=day,
                                                  run_id=context.run_id)
     truth = first_errors_truth(wh, source, day)
     methods = sorted({m for v in verdicts for m in v.first_errors})

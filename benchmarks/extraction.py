@@ -22,12 +22,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-# Run as a script, this file's directory heads sys.path and shadows nothing we need, but keep imports uniform.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from prm.format import PromptTemplate  # noqa: E402
-from verifiers import grade_answers  # noqa: E402
-from verifiers.extract import extract_answer  # noqa: E402
+from prm.format import PromptTemplate
+from verifiers import extract_answer, grade_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"

@@ -21,19 +21,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from prm.evaluation.metrics import paired_bootstrap_diff_ci  # noqa: E402
-from prm.flywheel import FlywheelConfig  # noqa: E402
-from prm.flywheel.lineage import policy_name, round_policy, round_prm  # noqa: E402
-from prm.flywheel.policy_round import rl_on  # noqa: E402
-from prm.flywheel.report import plot_rounds, rounds_markdown  # noqa: E402
-from prm.flywheel.run import STALE, RoundReport, run_round  # noqa: E402
-from prm.generation import GenerationConfig  # noqa: E402
-from prm.models import model_cache_dir  # noqa: E402
-from warehouse import Warehouse, new_run_id  # noqa: E402
-from warehouse.model_registry import latest_model  # noqa: E402
+from prm.flywheel import (
+    STALE,
+    FlywheelConfig,
+    RoundReport,
+    plot_rounds,
+    policy_name,
+    rl_on,
+    round_policy,
+    round_prm,
+    rounds_markdown,
+    run_round,
+)
+from prm.generation import GenerationConfig
+from prm.metrics import paired_bootstrap_diff_ci
+from prm.models import model_cache_dir
+from warehouse import Warehouse, latest_model, new_run_id
 
 
 def _args() -> argparse.Namespace:

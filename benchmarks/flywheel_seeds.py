@@ -18,13 +18,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from prm.evaluation.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci  # noqa: E402
-from prm.flywheel.report import plot_rounds  # noqa: E402
-from prm.format.markdown import markdown_table  # noqa: E402
-from prm.rl.constants import RESULT_FILE  # noqa: E402
+from prm.flywheel import plot_rounds
+from prm.format import markdown_table
+from prm.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci
+from prm.rl import RESULT_FILE
 
 SINGLE_DIR = "single-run"
 

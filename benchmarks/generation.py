@@ -24,29 +24,24 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-# Run as a script, this folder heads sys.path and benchmarks/prm.py would shadow the `prm` package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from prm.datagen.targets import SolutionToLabel  # noqa: E402
-from prm.format import format_prompt  # noqa: E402
-from prm.generation import (  # noqa: E402
+from prm.datagen import SolutionToLabel
+from prm.format import format_prompt
+from prm.generation import (
     GenerationBackend,
     GenerationConfig,
     make_backend,
     rollouts_from_prefixes,
     sample_solutions,
 )
-from prm.labeling.judge import judge_prompt  # noqa: E402
-from prm.models import load_tokenizer, resolve_model  # noqa: E402
-from prm.policy import PolicyTrainConfig  # noqa: E402
-from prm.tasks.arithmetic import ArithmeticConfig, ArithmeticProblem, generate_problems  # noqa: E402
+from prm.labeling import judge_prompt
+from prm.models import load_tokenizer, resolve_model
+from prm.policy import PolicyTrainConfig
+from prm.tasks import ArithmeticConfig, ArithmeticProblem, generate_problems
 
 JUDGE = "smollm2-135m-instruct"
 # A long instruction shared by every SmolLM2 rollout prompt, like a few-shot or rubric header in real labeling.
@@ -241,7 +236,7 @@ def transformers_phases(model: str, jobs: Sequence[Job], batch: int) -> list[Pha
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from prm.generation.vllm_worker import cpu_has_native_bf16
+    from prm.generation import cpu_has_native_bf16
 
     folder = str(resolve_model(model))
     tokenizer = AutoTokenizer.from_pretrained(folder, padding_side="left")

@@ -44,9 +44,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-# Run as a script, this folder heads sys.path and benchmarks/prm.py would shadow the `prm` package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+# Run as a script, this folder heads sys.path: the project root goes first, for benchmarks.* and tests.*.
 sys.path.insert(0, str(PROJECT_ROOT))
 
 # Dense (no sparsity) bf16 tensor-core peaks in TFLOP/s from NVIDIA's datasheets, matched against
@@ -198,7 +197,7 @@ def train_flops_per_token(folder: Path, rows: list[dict[str, Any]], device: str)
     from torch.utils.flop_counter import FlopCounterMode
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-    from prm.training.model import PadCollator, encode_row
+    from prm.training import PadCollator, encode_row
 
     tokenizer = AutoTokenizer.from_pretrained(str(folder))
     model = AutoModelForTokenClassification.from_pretrained(str(folder)).to(device)

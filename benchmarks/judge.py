@@ -19,22 +19,16 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from prm.datagen.targets import SolutionToLabel  # noqa: E402
-from prm.evaluation.metrics import first_error_accuracies, harmonic_mean  # noqa: E402
-from prm.generation import GenerationConfig, make_backend  # noqa: E402
-from prm.judge_training.config import JudgeTrainConfig  # noqa: E402
-from prm.judge_training.data import JudgeExample  # noqa: E402
-from prm.judge_training.train import judge_examples  # noqa: E402
-from prm.labeling.consensus import ConsensusConfig, apply_policy, collect_verdicts  # noqa: E402
-from prm.labeling.formal import verify_steps  # noqa: E402
-from prm.labeling.judge import JudgeConfig, judge_solutions  # noqa: E402
-from prm.models.constants import JUDGE_NAME  # noqa: E402
+from prm.datagen import SolutionToLabel
+from prm.generation import GenerationConfig, make_backend
+from prm.judge_training import JudgeExample, JudgeTrainConfig, judge_examples
+from prm.labeling.consensus import ConsensusConfig, apply_policy, collect_verdicts
+from prm.labeling.formal import verify_steps
+from prm.labeling.judge import JudgeConfig, judge_solutions
+from prm.metrics import first_error_accuracies, harmonic_mean
+from prm.models import JUDGE_NAME
 
 
 def _args() -> argparse.Namespace:

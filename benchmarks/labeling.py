@@ -27,29 +27,24 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
-# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+from tqdm import tqdm
 
-from tqdm import tqdm  # noqa: E402
-
-from prm.datagen.solutions import sample_solution_rows  # noqa: E402
-from prm.datagen.targets import SolutionToLabel  # noqa: E402
-from prm.generation import GenerationConfig, make_backend  # noqa: E402
-from prm.labeling import (  # noqa: E402
+from prm.datagen import SolutionToLabel, sample_solution_rows
+from prm.generation import GenerationConfig, make_backend
+from prm.labeling import (
     MCConfig,
     OmegaPRMConfig,
     audit_labels,
     audit_markdown,
     backend_sampler,
-    f1_difference_ci,
     get_labeler,
     predicted_first_errors,
 )
-from prm.models import prompter_for  # noqa: E402
-from prm.models.constants import ARITH_POLICY_NAME  # noqa: E402
-from prm.policy import PolicyTrainConfig  # noqa: E402
-from prm.tasks.arithmetic import ArithmeticConfig, generate_problems  # noqa: E402
-from prm.tasks.sources import arithmetic_record  # noqa: E402
+from prm.metrics import f1_difference_ci
+from prm.models import ARITH_POLICY_NAME, prompter_for
+from prm.policy import PolicyTrainConfig
+from prm.tasks import ArithmeticConfig, generate_problems
+from prm.tasks.sources import arithmetic_record
 
 MIN_STEPS = 8  # the issue asks for solutions of at least 8 steps
 

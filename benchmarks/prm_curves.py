@@ -23,37 +23,23 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from prm.datagen.solutions import sample_solution_rows  # noqa: E402
-from prm.evaluation.intervals import bon_correct, bon_intervals, f1_ci  # noqa: E402
-from prm.evaluation.prm_eval import (  # noqa: E402
-    MAJORITY,
-    ORACLE,
-    ScoredSolution,
-    bon_accuracies,
-    evaluate_best_of_n,
-    evaluate_processbench,
-    step_auc,
-)
-from prm.evaluation.sensitivity import score_pairs, sibling_pairs, step_sensitivity  # noqa: E402
-from prm.experiments.reading_baselines import (  # noqa: E402
+from prm.best_of_n import MAJORITY, ORACLE, bon_accuracies, bon_correct, bon_intervals, evaluate_best_of_n
+from prm.datagen import sample_solution_rows
+from prm.experiments import (
     IMPLICIT_PRM,
     POLICY_LOGLIK,
     STEP_IMPLICIT_PRM,
     implicit_prm_runs,
     policy_loglik_runs,
 )
-from prm.format import labels_from_first_error  # noqa: E402
-from prm.generation import GenerationConfig, make_backend  # noqa: E402
-from prm.generation.constants import SOLUTION_MAX_TOKENS  # noqa: E402
-from prm.models import model_version, prompter_for  # noqa: E402
-from prm.models.constants import ARITH_POLICY_NAME  # noqa: E402
-from prm.scoring import load_prm  # noqa: E402
-from prm.tasks import ArithmeticSourceConfig, generate_arithmetic  # noqa: E402
-from prm.training import PRMTrainConfig, train_prm  # noqa: E402
-from prm.training.implicit import ImplicitPRMConfig  # noqa: E402
+from prm.first_error import ScoredSolution, evaluate_processbench, f1_ci, step_auc
+from prm.format import labels_from_first_error
+from prm.generation import SOLUTION_MAX_TOKENS, GenerationConfig, make_backend
+from prm.metrics import score_pairs, sibling_pairs, step_sensitivity
+from prm.models import ARITH_POLICY_NAME, model_version, prompter_for
+from prm.scoring import load_prm
+from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
+from prm.training import ImplicitPRMConfig, PRMTrainConfig, train_prm
 
 SPLIT_SEEDS = {"train": 1, "val": 2, "test": 3}  # problem and sampling seeds: disjoint problems per split
 BON_N = 8
@@ -138,7 +124,7 @@ def plot(points: list[dict], baselines: list[dict], path: str) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from prm.evaluation.plots import save_png
+    from prm.reports import save_png
 
     fig = Figure(figsize=(10, 4))
     FigureCanvasAgg(fig)

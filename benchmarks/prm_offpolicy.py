@@ -17,23 +17,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from prm.evaluation.folder import evaluate_folder  # noqa: E402
-from prm.evaluation.heldout import heldout_solutions, split_test_sets  # noqa: E402
-from prm.evaluation.perturbations import perturbation_report, perturbation_run, worst_detection  # noqa: E402
-from prm.evaluation.prm_eval import as_solutions, evaluate_processbench  # noqa: E402
-from prm.evaluation.sensitivity import score_pairs, sibling_pairs, step_sensitivity  # noqa: E402
-from prm.scoring import load_prm  # noqa: E402
-from prm.training import PRMTrainConfig, TrainingSetConfig, stratified_splits, train_prm  # noqa: E402
-from prm.training.data import build_training_set  # noqa: E402
-from warehouse import connect  # noqa: E402
+from prm.evaluation import heldout_solutions, perturbation_report, perturbation_run, split_test_sets, worst_detection
+from prm.evaluation.folder import evaluate_folder
+from prm.first_error import as_solutions, evaluate_processbench
+from prm.metrics import score_pairs, sibling_pairs, step_sensitivity
+from prm.scoring import Scorer, load_prm
+from prm.training import PRMTrainConfig, TrainingSetConfig, build_training_set, stratified_splits, train_prm
+from warehouse import connect
 
 SOURCE = "bench"  # benchmarks/prm.py's source
 ZOE = ("Zoe starts with 7 points. She loses 1. She wins 5. She loses 6. She wins 4. She loses 5. "
@@ -70,7 +65,7 @@ def _emit(obj: dict) -> None:
     print(json.dumps(obj), flush=True)
 
 
-def val_figures(scorer: Any, val: list[dict]) -> dict[str, Any]:
+def val_figures(scorer: Scorer, val: list[dict]) -> dict[str, Any]:
     """What a recipe is chosen by: validation F1 (at its own threshold), sensitivity and perturbation detection."""
     scores = scorer.score_batch([(s["question"], s["steps"]) for s in val])
     solutions = as_solutions([{**s, "scores": sc} for s, sc in zip(val, scores, strict=True)])
@@ -87,7 +82,7 @@ def val_figures(scorer: Any, val: list[dict]) -> dict[str, Any]:
                                  "detection" in v}}
 
 
-def zoe_scores(scorer: Any) -> dict[str, float]:
+def zoe_scores(scorer: Scorer) -> dict[str, float]:
     """The issue's example: the third step's score after the two right ones."""
     items = [(ZOE, [*ZOE_PREFIX, step]) for step in ZOE_THIRD.values()]
     return {name: round(s[-1], 4) for name, s in zip(ZOE_THIRD, scorer.score_batch(items), strict=True)}

@@ -31,19 +31,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from prm.datagen import intake_rows, read_intake, replace_solutions, store_new_problems  # noqa: E402
-from prm.evaluation import (  # noqa: E402
-    REPORT,
-    SHARED_PROCESSBENCH,
-    choice_part,
-    evaluate_processbench_files,
-    spread,
-)
-from prm.format import PromptTemplate  # noqa: E402
-from prm.labeling import (  # noqa: E402
+from prm.datagen import intake_rows, read_intake, replace_solutions, store_new_problems
+from prm.evaluation import SHARED_PROCESSBENCH, evaluate_processbench_files, spread
+from prm.format import PromptTemplate
+from prm.labeling import (
     ConsensusConfig,
     JudgeConfig,
     MCConfig,
@@ -57,8 +48,9 @@ from prm.labeling import (  # noqa: E402
     people_markdown,
     verify_partition,
 )
-from prm.models import JUDGE_NAME, SMOLLM2_NAME, model_version, prompter_for  # noqa: E402
-from warehouse import REFERENCE_METHODS, Warehouse  # noqa: E402
+from prm.metrics import REPORT, choice_part
+from prm.models import JUDGE_NAME, SMOLLM2_NAME, model_version, prompter_for
+from warehouse import REFERENCE_METHODS, Warehouse
 
 DAY = "2026-11-28"
 SHARED = SHARED_PROCESSBENCH.parent

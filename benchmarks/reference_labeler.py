@@ -8,11 +8,11 @@ each problem's gold answer and reference solution where a reference file has the
 ``gsm8k/test.jsonl``, 112 MATH rows from ``math500/test.jsonl``; the rest have nothing and fall back to the plain
 arithmetic check), builds the partition rows a warehouse would hold (``problems``, ``solutions`` graded as the
 solutions asset grades them, ``steps``) and runs each labeler's ``label`` on them. A labeler's predicted first error
-is its first step labeled wrong, -1 when none; the metric is :func:`prm.evaluation.processbench.official_score`.
+is its first step labeled wrong, -1 when none; the metric is :func:`prm.metrics.processbench.official_score`.
 
-Rows are split by :func:`prm.evaluation.processbench.choice_part`: the rules of ``sympy_ref`` were chosen on the
+Rows are split by :func:`prm.metrics.processbench.choice_part`: the rules of ``sympy_ref`` were chosen on the
 ``validation`` rows (GSM8K and MATH); ``report`` rows were not looked at. Intervals are 95% bootstrap intervals
-resampling problems (:func:`prm.evaluation.metrics.problem_bootstrap_ci`). ``sympy_ref[gold_only]`` is the same
+resampling problems (:func:`prm.metrics.stats.problem_bootstrap_ci`). ``sympy_ref[gold_only]`` is the same
 labeler without the reference solution (the question's numbers and the gold answer only).
 
 Prints a table, then one JSON line: ``{"labelers": [{"method", "split", "part", "rows", "error_acc", "correct_acc",
@@ -31,17 +31,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-# Run as a script, this file's directory heads sys.path and benchmarks/verifiers.py would shadow the `verifiers`
-# package; drop that entry so the imports below (and the pool's workers) find the package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+# Run as a script, this folder heads sys.path: the project root goes first, for benchmarks.* and tests.*.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from prm.evaluation.metrics import problem_bootstrap_ci  # noqa: E402
-from prm.evaluation.processbench import REPORT, VALIDATION, choice_part, official_score  # noqa: E402
-from prm.labeling import get_labeler  # noqa: E402
-from prm.labeling.reference_check import ReferenceConfig  # noqa: E402
-from prm.tasks import attach_reference, load_solutions  # noqa: E402
-from verifiers import check_steps, extract_answer, grade_answers  # noqa: E402
+from prm.labeling import ReferenceConfig, get_labeler
+from prm.metrics import REPORT, VALIDATION, choice_part, official_score, problem_bootstrap_ci
+from prm.tasks import attach_reference, load_solutions
+from verifiers import check_steps, extract_answer, grade_answers
 
 SPLITS = {"gsm8k": ("processbench/gsm8k.json", "gsm8k/test.jsonl"),
           "math": ("processbench/math.json", "math500/test.jsonl")}

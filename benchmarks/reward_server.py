@@ -42,15 +42,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package; the
-# project root goes first instead, for benchmarks.workload.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+# Run as a script, this folder heads sys.path: the project root goes first, for benchmarks.* and tests.*.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import httpx  # noqa: E402
+import httpx
 
-from benchmarks import workload  # noqa: E402
-from warehouse.config import PROJECT_ROOT  # noqa: E402
+from benchmarks import workload
+from warehouse import PROJECT_ROOT
 
 
 def _args() -> argparse.Namespace:

@@ -9,9 +9,16 @@ the outcome advantage; prm.rl.process_grpo), ``prime``: PRIME's online implicit 
 and ``prime_plain``: the same started from the policy (prm.rl.prime), with the same steps, problems and held-out
 set. ``--arms`` picks others: ``prm_sum`` (the naive summed form), ``prm_min_prof`` (PROF-filtered),
 ``prm_soft_min`` (PURE's soft min), ``process_pure`` (PURE's soft min-form credit with a per-token baseline),
-``process_clip_delta`` (Clip-Delta credit). Training problems have 9-10 operations (the policy was trained on
+``process_clip_delta`` (Clip-Delta credit), and the arms that use the PRM only where it can be checked
+(prm.rl.verified_arms): ``first_error`` (VPPO: the PRM's first error splits each completion, the verified prefix
+rewarded, the rest penalised), ``progrs`` (PROGRS: wrong answers' PRM scores centred among themselves and added to
+the outcome advantage) and ``flawed_penalty`` (FAPO: a right answer with a wrong step earns ``1 - --flawed-penalty``).
+Training problems have 9-10 operations (the policy was trained on
 1-8) plus an equal share of 6-8; held-out problems are 6-10, measured before, after and every ``--eval-every``
-steps; a run whose steps per completion move > 30% while held-out accuracy falls is marked ``hacked``.
+steps; a run is marked ``hacked`` when its steps per completion move > 30% while held-out accuracy falls, when
+held-out accuracy falls below its start's 95% interval while the training reward rises, or when the held-out
+step-error rate rises more than 0.05 (prm.rl.curve.hacked_at). Every held-out point also measures flawed positives
+(right answers with a wrong step by exact truth).
 
 Three seeds for benchmarks/rl_seeds.py: ``for s in 0 1 2; do .venv/bin/python benchmarks/rl.py --seed $s --out
 models/rl/benchmark-seed$s; done``.
@@ -38,14 +45,10 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from prm.format import first_error_of, labels_from_first_error, split_steps  # noqa: E402
-from prm.models import model_cache_dir, model_version, resolve_model  # noqa: E402
-from prm.rl import ARMS, RLRunConfig, compare_arms  # noqa: E402
-from prm.rl.constants import OUTCOME, PRIME, PRIME_PLAIN, PRM_MIN, PROCESS  # noqa: E402
-from prm.tasks.arithmetic import ArithmeticConfig, generate_problems, step_truth  # noqa: E402
+from prm.format import first_error_of, labels_from_first_error, split_steps
+from prm.models import model_cache_dir, model_version, resolve_model
+from prm.rl import ARMS, OUTCOME, PRIME, PRIME_PLAIN, PRM_MIN, PROCESS, RLRunConfig, compare_arms
+from prm.tasks import ArithmeticConfig, generate_problems, step_truth
 
 TRUTH_PRM_SEED = 7_000  # problem seeds of the truth PRM's data, apart from prm.rl.data's train/eval seeds
 VAL = "val"  # every fifth problem's samples: the truth PRM's validation rows (step AUC in its card)
@@ -66,6 +69,8 @@ def _args() -> argparse.Namespace:
                    "after only): the learning curve and the hack rule")
     p.add_argument("--truth-prm-steps", type=int, default=None,
                    help="optimizer steps of the fallback truth PRM (default: PRMTrainConfig's, the LM head's 400)")
+    p.add_argument("--flawed-penalty", type=float, default=RLRunConfig().flawed_penalty,
+                   help="flawed_penalty arm: a right answer with a wrong step earns 1 - this (FAPO's 0.5 by default)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fresh", action="store_true", help="rerun arms already finished in --out under the same "
                    "policy, PRM and config (by default they are read back, so a killed run continues)")
@@ -81,7 +86,7 @@ def truth_prm(policy: Path, out: Path, steps: int | None, seed: int) -> Path:
     an earlier one in ``out`` is reused when its card holds the same training config and base policy."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from prm.policy.evaluate import sample_solutions
+    from prm.policy import sample_solutions
     from prm.training import PRMTrainConfig, read_prm_card, train_prm
 
     config = PRMTrainConfig(base_model=str(policy), eval_steps=10_000, save_steps=10_000, seed=seed,
@@ -129,7 +134,7 @@ def main() -> None:
     _emit({"policy": model_version(policy), "prm": model_version(prm)})
     config = RLRunConfig(arms=tuple(args.arms), steps=args.steps, learning_rate=args.learning_rate,
                          eval_problems=args.eval_problems, eval_samples=args.eval_samples, seed=args.seed,
-                         eval_every=args.eval_every)
+                         eval_every=args.eval_every, flawed_penalty=args.flawed_penalty)
     comparison = compare_arms(policy, prm, config, out, resume=not args.fresh,
                               progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(comparison.markdown, flush=True)

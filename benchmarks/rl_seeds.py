@@ -15,7 +15,10 @@ over seeds) and ``hacked_seeds`` (indices, in the order given, of the seeds the 
 prm.rl.curve.hacked_at), and ``curve``: [step, mean accuracy over seeds, lowest, highest] at every step all seeds
 measured; for the ``prime`` arms ``online_step_auc_curve``: [step, the online PRM's held-out step AUC, mean over
 seeds]. An arm run on fewer seeds than the others is pooled over its own (``seeds``, ``seed_indices``), and compared
-with outcome-only on the seeds that ran both (``vs_outcome_seeds``). ``--plot PATH`` draws those curves (held-out
+with outcome-only on the seeds that ran both (``vs_outcome_seeds``). Flawed positives (right answers with a wrong
+step by exact step truth, prm.rl.flawed): ``flawed_before``, ``flawed_after`` with ``flawed_after_ci`` (95% over
+problems) and ``flawed_vs_outcome`` with its paired ``flawed_vs_outcome_ci``; null for results written before they
+were kept. ``--plot PATH`` draws those curves (held-out
 accuracy against RL step, a band from the lowest to the highest seed) for the README.
 """
 
@@ -27,13 +30,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from prm.evaluation.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci  # noqa: E402
-from prm.format.markdown import markdown_table  # noqa: E402
-from prm.rl.constants import OUTCOME, RESULT_FILE  # noqa: E402
-from prm.rl.grpo import ArmResult  # noqa: E402
+from prm.format import markdown_table
+from prm.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci
+from prm.rl import OUTCOME, RESULT_FILE, ArmResult, HeldOutPoint, flawed_ci, flawed_diff, flawed_share, hacked_at
 
 HACKING = ("step_err", "steps", "chars")  # summary fields reported before -> after, averaged over seeds
 
@@ -105,7 +104,7 @@ def plot_curves(pooled: dict[str, dict[str, Any]], path: Path) -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from prm.evaluation.plots import save_png
+    from prm.reports import save_png
 
     fig = Figure(figsize=(7, 4.5))
     FigureCanvasAgg(fig)
@@ -121,6 +120,60 @@ def plot_curves(pooled: dict[str, dict[str, Any]], path: Path) -> Path:
     ax.legend(fontsize="small")
     fig.tight_layout()
     return save_png(fig, path)
+
+
+def _flawed(result: dict[str, Any], when: str) -> list[tuple[int, int]]:
+    """Per held-out problem (right answers with a wrong step, right answers) of one result.json; [] before they
+    were kept or without step truth."""
+    return [(int(f), int(c)) for f, c in (result.get(when) or {}).get("flawed") or []]
+
+
+def flawed_row(runs: list[dict[str, dict[str, Any]]], arm: str) -> dict[str, Any]:
+    """Flawed positives of ``arm`` pooled over ``runs`` (every (seed, problem) one problem): the share of right
+    answers with a wrong step by exact truth before and after (``flawed_after_ci``: 95% over problems), and after
+    minus the outcome arm's on the runs that hold both (``flawed_vs_outcome``, paired over problems). None where a
+    run kept no counts (results written before them, or problems without step truth)."""
+    before = [_flawed(r[arm], "before") for r in runs]
+    after = [_flawed(r[arm], "after") for r in runs]
+    row: dict[str, Any] = {"flawed_before": None, "flawed_after": None, "flawed_after_ci": None,
+                           "flawed_vs_outcome": None, "flawed_vs_outcome_ci": None}
+    if not runs or not all(before) or not all(after):
+        return row
+    pooled_after = [c for counts in after for c in counts]
+    row |= {"flawed_before": flawed_share([c for counts in before for c in counts]),
+            "flawed_after": flawed_share(pooled_after), "flawed_after_ci": flawed_ci(pooled_after)}
+    both = [r for r in runs if OUTCOME in r]
+    if arm != OUTCOME and both and all(_flawed(r[OUTCOME], "after") for r in both):
+        mine = [c for r in both for c in _flawed(r[arm], "after")]
+        outcome = [c for r in both for c in _flawed(r[OUTCOME], "after")]
+        row["flawed_vs_outcome"], row["flawed_vs_outcome_ci"] = flawed_diff(mine, outcome)
+    return row
+
+
+def recheck_hacked(pooled: dict[str, dict[str, Any]], starts: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """Per arm, the seeds (positions in ``starts``) the hack rule (prm.rl.curve.hacked_at) marks when all that is
+    known of each run is what this script's pooled JSON keeps plus each seed's start: the start's accuracy, its 95%
+    interval and step-error rate (``starts[i]``: ``accuracy``, ``accuracy_ci``, ``step_error``), and the run's final
+    accuracy (start + ``gain_per_seed``). The pooled JSON keeps no per-seed training reward or final step error, so
+    the accuracy clause decides alone (``rewards=None``), and the shape clause is the one the run already recorded
+    (``hacked_seeds``, judged from the full result when pooled).
+
+    >>> starts = [{"accuracy": 0.3, "accuracy_ci": [0.23, 0.37], "step_error": 0.17}] * 2
+    >>> recheck_hacked({"a": {"seed_indices": [0, 1], "gain_per_seed": [-0.1, 0.02], "hacked_seeds": [],
+    ...                       "steps_total": 100}}, starts)
+    {'a': [0]}
+    """
+    out: dict[str, list[int]] = {}
+    for arm, row in pooled.items():
+        flagged = set(row.get("hacked_seeds") or [])
+        for seed, gain in zip(row["seed_indices"], row["gain_per_seed"], strict=True):
+            start = starts[seed]
+            points = [HeldOutPoint(0, start["accuracy"], 1.0, 0.0, None, None, step_error=start["step_error"]),
+                      HeldOutPoint(int(row["steps_total"]), start["accuracy"] + gain, 1.0, 0.0, None, None)]
+            if hacked_at(points, start_ci=tuple(start["accuracy_ci"]), rewards=None) is not None:
+                flagged.add(seed)
+        out[arm] = sorted(flagged)
+    return out
 
 
 def pool(runs: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
@@ -159,7 +212,7 @@ def pool(runs: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
                                             for step in sorted(set.intersection(*(set(a) for a in auc)))]
         found = efficiency(held, arm)
         found["hacked_seeds"] = [index[i] for i in found["hacked_seeds"]]
-        out[arm] = row | found
+        out[arm] = row | flawed_row(held, arm) | found
     return out
 
 
@@ -180,6 +233,8 @@ def pooled_markdown(pooled: dict[str, dict[str, Any]]) -> str:
              "step error": f"{r['step_err_before']:.3f} → {r['step_err_after']:.3f}",
              "steps/completion": f"{r['steps_before']:.2f} → {r['steps_after']:.2f}",
              "chars": f"{r['chars_before']:.0f} → {r['chars_after']:.0f}",
+             "flawed positives": "-" if r.get("flawed_after") is None else
+             f"{r['flawed_before']:.3f} → {r['flawed_after']:.3f} {_ci(r['flawed_after_ci'])}",
              "steps to outcome's final": "-" if r["steps_to_outcome_final"] is None else
              f"{r['steps_to_outcome_final']:.0f} / {r['steps_total']}",
              "hacked seeds": ", ".join(map(str, r["hacked_seeds"])) or "-"} for arm, r in pooled.items()]

@@ -21,15 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-# Run as a script, this folder is sys.path[0] and benchmarks/warehouse.py would shadow the `warehouse` package.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path.pop(0)
-
 import httpx
 
-from warehouse import Warehouse, connect
-from warehouse.config import PROJECT_ROOT
-from warehouse.schemas import TABLES
+from warehouse import PROJECT_ROOT, TABLES, Warehouse, connect
 
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1"}
 WALL_METRICS = ("run/train_s", "run/wall_s")

@@ -42,17 +42,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-# Run as a script, this folder heads sys.path and benchmarks/prm.py would shadow the `prm` package; the project
-# root goes first instead, for benchmarks.workload.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+# Run as a script, this folder heads sys.path: the project root goes first, for benchmarks.* and tests.*.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.workload import default_prm, problems  # noqa: E402
-from prm.format import split_steps  # noqa: E402
-from prm.generation.worker_process import WorkerDiedError  # noqa: E402
-from prm.scoring import ScorerConfig, load_prm  # noqa: E402
-from prm.scoring.config import resolve_dtype  # noqa: E402
-from prm.scoring.vllm_scorer import VLLMLoadError, vllm_installed  # noqa: E402
+from benchmarks.workload import default_prm, problems
+from prm.format import split_steps
+from prm.generation import WorkerDiedError
+from prm.scoring import Scorer, ScorerConfig, load_prm, resolve_dtype
+from prm.scoring.vllm_scorer import VLLMLoadError, vllm_installed
 
 Items = list[tuple[str, list[str]]]
 # Square matmul sizes for the peak: big enough to be compute-bound, small enough to time in well under a second.
@@ -109,9 +106,8 @@ def search_workload(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     from dataclasses import asdict
 
     from prm.models import prompter_for, resolve_model
-    from prm.scoring.implicit_scorer import ImplicitPRMScorer
-    from prm.search.cost import beam_search_cost
-    from prm.search.run import heldout_problems
+    from prm.scoring import ImplicitPRMScorer
+    from prm.search import beam_search_cost, heldout_problems
 
     folder = args.prm
     if folder is None:
@@ -173,7 +169,7 @@ def matmul_peak(device: str, dtype: str) -> float:
     return 2 * n**3 / best
 
 
-def forward_flops(scorer: Any, items: Items) -> tuple[float, list[int]]:
+def forward_flops(scorer: Scorer, items: Items) -> tuple[float, list[int]]:
     """(FLOPs of one unpadded forward pass per item, summed; token count per item), counted by torch."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
@@ -200,7 +196,7 @@ def best_seconds(run: Callable[[], Any], repeats: int, device: str) -> tuple[flo
     return best, result
 
 
-def time_engine(scorer: Any, items: Items, repeats: int, device: str) -> dict[str, Any]:
+def time_engine(scorer: Scorer, items: Items, repeats: int, device: str) -> dict[str, Any]:
     """Steps/s of ``score_batch`` over all items and of one ``score_steps`` per item, after a warm-up."""
     scorer.score_batch(items[:8])
     scorer.score_steps(*items[0])

@@ -32,19 +32,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+# Run as a script, this folder heads sys.path: the project root goes first, for benchmarks.* and tests.*.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from prm.generation import GenerationConfig, make_backend  # noqa: E402
-from prm.models import model_cache_dir, resolve_model  # noqa: E402
-from prm.scoring import load_prm  # noqa: E402
-from prm.search.compare import compare_at_budgets  # noqa: E402
-from prm.search.constants import MAX_M  # noqa: E402
-from prm.search.plots import plot_accuracy_vs_budget  # noqa: E402
-from prm.search.run import check_problem_count, heldout_problems  # noqa: E402
-from prm.settings import check_count, check_seed  # noqa: E402
-from prm.training.artifacts import PRMArtifacts  # noqa: E402
+from prm.generation import GenerationConfig, make_backend
+from prm.models import model_cache_dir, resolve_model
+from prm.scoring import load_prm
+from prm.search import MAX_M, check_problem_count, compare_at_budgets, heldout_problems, plot_accuracy_vs_budget
+from prm.settings import check_count, check_seed
+from prm.training import PRMArtifacts
 
 
 def _args(argv: list[str] | None = None) -> argparse.Namespace:

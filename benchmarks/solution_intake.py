@@ -20,16 +20,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-# Run as a script, this file's directory heads sys.path and shadows nothing we need, but keep imports uniform.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-import pyarrow as pa  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
-
-from prm.export import write_math_shepherd, write_processbench, write_trl_stepwise  # noqa: E402
-from prm.files import write_jsonl  # noqa: E402
-from prm.format import labels_from_first_error  # noqa: E402
-from prm.tasks import load_solutions  # noqa: E402
+from prm.export import write_math_shepherd, write_processbench, write_trl_stepwise
+from prm.files import write_jsonl
+from prm.format import labels_from_first_error
+from prm.tasks import load_solutions
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data" / "processbench"

@@ -93,6 +93,7 @@ def dry_run_text(recipe: Recipe, day: str) -> str:
     """What a dry run prints: the models as they resolve (none loaded), the dataset's usable rows, the configs."""
 
     from pipelines.recipe_models import model_report
+    from pipelines.run_config import recipe_run_config, recipe_selection
 
     models, problems = model_report(recipe)
     lines = [f"recipe {recipe.name!r} is valid; day {day}, source {recipe.source!r}", *models]
@@ -105,9 +106,9 @@ def dry_run_text(recipe: Recipe, day: str) -> str:
     if problems:  # every problem at once: one edit of the recipe fixes them all
         raise RecipeError.collected(f"recipe {recipe.name!r}", problems)
     for job in ("refresh", "prm", *(("rl",) if recipe.rl.run else ())):
-        selection = recipe.selection(job)
+        selection = recipe_selection(recipe, job)
         lines.append(f"\n{job} run config" + (f" (assets {selection})" if selection else "") + ":")
-        lines.append(json.dumps(recipe.to_run_config(job), indent=1))
+        lines.append(json.dumps(recipe_run_config(recipe, job), indent=1))
     return "\n".join(lines)
 
 
@@ -180,7 +181,7 @@ def register_source(name: str) -> None:
 
 # --- prm-pipeline eval -----------------------------------------------------------------------------------------------
 
-SHIPPED_PRM_NAME = "arith-prm"  # prm/training/shipped/arith-prm, the PRM the repository ships
+SHIPPED_PRM_NAME = "arith-prm"  # prm/shipped/arith-prm, the PRM the repository ships
 
 
 @main.group("eval")

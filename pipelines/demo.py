@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
 
 # (asset, metadata key, title): the tables the model half prints, in the order of its runs.
 MODEL_TABLES = (
-    ("prm_evaluation", "shipped_prm", "the shipped PRM (prm/training/shipped/arith-prm, rebuilt by `make prm`): "
+    ("prm_evaluation", "shipped_prm", "the shipped PRM (prm/shipped/arith-prm, rebuilt by `make prm`): "
                                       "ProcessBench F1, best-of-N gain over majority vote, step sensitivity and "
                                       "off-policy detection on this partition, beside the constant baseline"),
     ("prm_evaluation", "evaluation", "the PRM on held-out solutions (its label method in the table)"),
@@ -130,7 +130,7 @@ MODEL_TABLES = (
                                      "kind, scored below the right step (detection) and below the threshold"),
     ("label_source_comparison", "comparison", "label-source comparison: one small PRM per label source on the same "
                                               "few test problems (a smoke run: its intervals are wide; "
-                                              "benchmarks/prm.py measures this at size)"),
+                                              "benchmarks/prm_quality.py measures this at size)"),
     ("rl_run", "comparison", "GRPO on the policy, one arm per reward, same steps (held-out accuracy before/after)"),
 )
 

@@ -16,6 +16,7 @@ from assets.partitions import ROUNDS
 from pipelines.instance import ensure_dagster_home
 from pipelines.recipe import RecipeError, load_recipe
 from pipelines.recovery import release_dead_runs
+from pipelines.run_config import recipe_run_config
 from pipelines.runner import execute as _execute
 from pipelines.runner import merge
 from pipelines.runner import say as _say
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.rounds < 1:
             raise UsageError(f"--rounds {args.rounds} runs no round; pass --rounds 1 or more (rounds to run now)")
         config = parse_config(args.config)
-        from_recipe = load_recipe(args.recipe).to_run_config("flywheel") if args.recipe else None
+        from_recipe = recipe_run_config(load_recipe(args.recipe), "flywheel") if args.recipe else None
         results = run(args.rounds, merge(from_recipe, config))
     except (UsageError, RecipeError) as exc:
         print(f"Error: {exc}", file=sys.stderr)

@@ -27,8 +27,8 @@ def sidecar_recipe(inbox: Path, source: str) -> Recipe | None:
     >>> import tempfile
     >>> inbox = Path(tempfile.mkdtemp())
     >>> _ = (inbox / "mine.yaml").write_text("policy: {model: smollm2-135m-instruct}\\n")
-    >>> sidecar_recipe(inbox, "mine").to_run_config("refresh")["resources"]
-    {'generation': {'config': {'model': 'smollm2-135m-instruct'}}}
+    >>> sidecar_recipe(inbox, "mine").policy
+    PolicySpec(model='smollm2-135m-instruct', backend=None, base_url=None, max_model_len=None, kv_cache_gib=None)
     """
     path = sidecar_path(inbox, source)
     if not (path.is_symlink() or path.exists()):  # a directory or a broken link there is refused, not skipped
@@ -68,7 +68,9 @@ def inbox_request(inbox: Path, source: str, model: str) -> tuple[dict, list[str]
     a RecipeError when its sidecar is broken or no recipe makes ``model`` fit for it."""
     recipe = sidecar_recipe(inbox, source)
     if recipe is not None:
-        return recipe.to_run_config("refresh"), recipe.selection("refresh")
+        from pipelines.run_config import recipe_run_config, recipe_selection  # the assets' configs, on use
+
+        return recipe_run_config(recipe, "refresh"), recipe_selection(recipe, "refresh")
     why = unsuited_policy(source, model)
     if why is not None:
         raise RecipeError(why)

@@ -1,15 +1,14 @@
 """The recipe: one YAML file that says dataset, policy, prompt, sampling, labels, PRM, RL and search.
 
-This module owns the schema. A recipe becomes the Dagster run config of each job with
-:meth:`Recipe.to_run_config` (the assets' ``dg.Config`` classes stay the single owners of the knobs and their
-defaults: a field left out of the recipe is left out of the run config). ``prm-pipeline run RECIPE`` runs it, and
-``<source>.yaml`` beside an inbox file attaches it to the sensor's and the schedule's runs (docs/recipes.md).
+This module owns the schema: a :class:`Recipe` is plain, validated data, and imports nothing of the assets.
+:func:`pipelines.run_config.recipe_run_config` alone maps it onto the Dagster run config of each job (the library
+configs, from which the assets' ``dg.Config`` classes are derived, own the knobs and their defaults: a field left out
+of the recipe is left out of the run config). ``prm-pipeline run RECIPE`` runs it, and ``<source>.yaml`` beside an
+inbox file attaches it to the sensor's and the schedule's runs (docs/recipes.md).
 
 >>> recipe = parse_recipe({"policy": {"model": "smollm2-135m-instruct"}, "sampling": {"n": 2}})
->>> recipe.to_run_config("refresh")["ops"]["solutions"]["config"]
-{'n_samples': 2}
->>> recipe.to_run_config("prm")["ops"]["prm_model"]["config"]["base_model"]
-'smollm2-135m-instruct'
+>>> recipe.sampling.n, recipe.prm.base_model is None
+(2, True)
 >>> parse_recipe({"sampling": {"temprature": 0.7}})
 Traceback (most recent call last):
 ...
@@ -31,13 +30,10 @@ from prm.datagen import IMPORTED_TASKS
 from prm.files import YAMLRefused, load_yaml, read_yaml
 from prm.models import ARITH_POLICY_NAME
 from prm.tasks import BUILTIN_SOURCES, is_source_name
-from warehouse import LABEL_SOURCES, PROJECT_ROOT
+from warehouse import LABEL_SOURCES, PROJECT_ROOT, method, method_names, recipe_label_assets
 
-# The asset each recipe label method materializes (the refresh job's labelers).
-LABEL_ASSETS: dict[str, str] = {"mc": "mc_labels", "omegaprm": "omegaprm_labels", "progress": "progress_labels",
-                                "formal": "formal_verifications", "judge": "judgments", "consensus": "consensus_labels"}
-# The labelers that continue step prefixes with the policy (and so read the rollouts asset's cache).
-ROLLOUT_LABELERS = ("mc", "omegaprm", "progress")
+# labels.methods keys are the method table's, warehouse.recipe_label_assets(), read on use; pipelines.run_config
+# selects the asset each materializes.
 # The dataset fields a mapping may rename (prm.tasks.datasets reads these names).
 DATASET_FIELDS = ("question", "answer", "solution")
 DATASET_ORDERS = ("file", "shortest")
@@ -158,7 +154,7 @@ class SamplingSpec:
 class LabelsSpec:
     """Which labelers run and what they may spend."""
 
-    methods: tuple[str, ...] | None = None  # subset of LABEL_ASSETS; None: every labeler of the refresh job
+    methods: tuple[str, ...] | None = None  # keys of recipe_label_assets(); None: every labeler of the refresh job
     rollouts: int | None = None  # N rollouts per step prefix (the rollouts asset and Math-Shepherd MC)
     omegaprm_k: int | None = None  # OmegaPRM rollouts per MC estimate
     omegaprm_searches: int | None = None  # OmegaPRM selections per question
@@ -224,43 +220,6 @@ class Recipe:
     def source(self) -> str:
         return self.dataset.source_name()
 
-    @property
-    def prm_base_model(self) -> str:
-        return self.prm.base_model or self.policy.model
-
-    @property
-    def rl_policy(self) -> str:
-        return self.rl.policy or self.policy.model
-
-    @property
-    def search_policy(self) -> str:
-        return self.search.policy or self.policy.model
-
-    def selection(self, job: str) -> list[str] | None:
-        """The assets ``job`` materializes for this recipe; None: the whole job."""
-        if job == "refresh" and self.labels.methods is not None:
-            # The rollouts asset pays the rollout labelers' first rollouts; without one of them it is not needed.
-            methods = set(self.labels.methods)
-            rollouts = ["rollouts"] if methods & set(ROLLOUT_LABELERS) else []
-            # What it depends on; solutions from a file carry people's first errors, which it audits every method on.
-            audit = (["label_audit"] if methods & {*ROLLOUT_LABELERS, "consensus"} or self.dataset.kind == "solutions"
-                     else [])
-            return ["problems", "solutions", *rollouts, *(LABEL_ASSETS[m] for m in self.labels.methods), *audit]
-        if job == "prm" and not self.prm.compare:
-            return ["prm_training_set", "prm_model", "prm_evaluation"]
-        return None
-
-    def to_run_config(self, job: str) -> dict:
-        """The run config of ``job`` (one of JOBS): ops for the assets it selects, and the generation resource."""
-        if job not in JOBS:
-            raise RecipeError(f"job {job!r} has no recipe run config; use one of {JOBS}")
-        from pipelines.run_config import build_run_config  # the assets' config classes, imported on use
-
-        try:
-            return build_run_config(self, job)
-        except ValueError as exc:
-            raise RecipeError(f"recipe {self.name!r}: {exc}") from None
-
     def to_dict(self) -> dict:
         """The recipe as plain YAML-able data (what :func:`parse_recipe` reads back)."""
         data = dataclasses.asdict(self)
@@ -314,15 +273,15 @@ def _problems(recipe: Recipe) -> list[str]:
         if name not in DATASET_FIELDS:
             out.append(f"dataset.fields maps {name!r}, which is not a dataset field; map any of "
                        f"{DATASET_FIELDS} to your file's column names")
-    unknown = [m for m in recipe.labels.methods or () if m not in LABEL_ASSETS]
+    unknown = [m for m in recipe.labels.methods or () if m not in recipe_label_assets()]
     if unknown:
-        out.append(f"labels.methods {unknown} are not labelers; choose from {sorted(LABEL_ASSETS)}")
+        out.append(f"labels.methods {unknown} are not labelers; choose from {sorted(recipe_label_assets())}")
     if "progress" in (recipe.labels.methods or ()) and "mc" not in recipe.labels.methods:
         out.append("labels.methods has progress but not mc; progress labels are computed from the "
                    "MC labels' rollouts, so add mc")
     if recipe.labels.methods is not None and recipe.prm.label_method not in (*recipe.labels.methods, "truth"):
-        kinds = {"mc_early_stop": "mc", "sympy": "formal", "z3": "formal", "sympy_ref": "formal"}
-        if kinds.get(recipe.prm.label_method, recipe.prm.label_method) not in recipe.labels.methods:
+        name = recipe.prm.label_method  # its recipe key runs it: z3 is run by formal, mc_early_stop by mc
+        if (method(name).recipe_key if name in method_names() else name) not in recipe.labels.methods:
             out.append(f"prm.label_method {recipe.prm.label_method!r} trains on labels no labeler of "
                        f"labels.methods {list(recipe.labels.methods)} writes; add it there or pick one of them")
     for name in (recipe.prm.label_method, *recipe.prm.compare):

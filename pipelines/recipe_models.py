@@ -7,6 +7,7 @@ import difflib
 from pathlib import Path
 
 from pipelines.recipe import Recipe, RecipeError
+from pipelines.run_config import model_roles
 from pipelines.runner import describe_model
 
 # rl.prm's names (assets.rl.RLAssetConfig.prm); anything else is a PRM folder.
@@ -27,7 +28,7 @@ def _reward_prm(choice: str | None) -> tuple[str, str | None]:
 
         if not SHIPPED_PRM_DIR.is_dir():
             return "", f"rl.prm 'shipped' names {SHIPPED_PRM_DIR}, which is missing; restore it with `git checkout " \
-                       "-- prm/training/shipped`"
+                       "-- prm/shipped/arith-prm`"
         return f"the shipped PRM {SHIPPED_PRM_DIR}", None
     folder = Path(choice).expanduser()
     if not folder.is_dir():
@@ -47,10 +48,7 @@ def model_report(recipe: Recipe) -> tuple[list[str], list[str]]:
     lines: list[str] = []
     problems: list[str] = []
     seen: dict[str, str | None] = {}  # name -> what it resolves to; None: it does not
-    for role, key, name in (("policy", "policy.model", recipe.policy.model),
-                            ("PRM backbone", "prm.base_model", recipe.prm_base_model),
-                            ("RL policy", "rl.policy", recipe.rl_policy),
-                            ("search policy", "search.policy", recipe.search_policy)):
+    for role, key, name in model_roles(recipe):  # each named as the jobs' run configs name it
         if name not in seen:
             try:
                 seen[name] = describe_model(name)

@@ -17,6 +17,7 @@ from pipelines.inbox import stage_dataset
 from pipelines.instance import ensure_dagster_home
 from pipelines.recipe import Recipe, RecipeError
 from pipelines.recovery import SlotWatcher, owner_tags, release_dead_runs
+from pipelines.run_config import recipe_run_config, recipe_selection
 from prm.models import ARITH_POLICY_NAME, JUDGE_NAME, SMOLLM2_NAME
 from warehouse import Warehouse
 
@@ -51,7 +52,7 @@ def execute(job: dg.JobDefinition, instance: dg.DagsterInstance, log: Callable[[
 
 
 def _selection(recipe: Recipe, job: str) -> dict:
-    keys = recipe.selection(job)
+    keys = recipe_selection(recipe, job)
     return {"asset_selection": [dg.AssetKey(k) for k in keys]} if keys else {}
 
 
@@ -73,15 +74,15 @@ def run_recipe(recipe: Recipe, day: str, refresh_config: dict | None = None) -> 
         if not results[-1].success:
             return results
     results.append(execute(defs.resolve_job_def("refresh"), instance, partition_key=partition_key(day, recipe.source),
-                           run_config=merge(LOGGING, recipe.to_run_config("refresh"), refresh_config),
+                           run_config=merge(LOGGING, recipe_run_config(recipe, "refresh"), refresh_config),
                            **_selection(recipe, "refresh")))
     if not results[-1].success:
         return results
     results.append(execute(defs.resolve_job_def("prm"), instance,
-                           run_config=merge(LOGGING, recipe.to_run_config("prm")), **_selection(recipe, "prm")))
+                           run_config=merge(LOGGING, recipe_run_config(recipe, "prm")), **_selection(recipe, "prm")))
     if results[-1].success and recipe.rl.run:
         results.append(execute(defs.resolve_job_def("rl"), instance,
-                               run_config=merge(LOGGING, recipe.to_run_config("rl"))))
+                               run_config=merge(LOGGING, recipe_run_config(recipe, "rl"))))
     return results
 
 

@@ -6,7 +6,6 @@ Never imports dagster.
 from warehouse.config import PROJECT_ROOT, default_root
 from warehouse.constants import VACUUM_RETENTION_HOURS
 from warehouse.db import Snapshot, connect, snapshot_connection, snapshot_versions, source_clause
-from warehouse.delta import VersionVacuumed
 from warehouse.location import is_remote
 from warehouse.locks import exclusive
 from warehouse.maintenance import UnsafeRetention, check_retention, maintain_table
@@ -17,8 +16,10 @@ from warehouse.methods import (
     LABEL_SOURCES,
     REFERENCE_METHODS,
     TRUTH,
+    label_assets,
     method,
     method_names,
+    recipe_label_assets,
 )
 from warehouse.model_registry import (
     ACCEPTED,
@@ -29,9 +30,8 @@ from warehouse.model_registry import (
     model_versions,
     register_models,
 )
-from warehouse.schemas import LABEL_STATUSES, PRIMARY_KEYS, SCHEMA_VERSION, TABLES
-from warehouse.store import Warehouse, WriteResult, is_partition_value, new_run_id, today
-from warehouse.validate import SchemaError
+from warehouse.schemas import LABEL_STATUSES, TABLES
+from warehouse.store import Warehouse, is_partition_value, new_run_id, today
 
 __all__ = [
     "ACCEPTED",
@@ -40,27 +40,23 @@ __all__ = [
     "JUDGE",
     "LABEL_SOURCES",
     "LABEL_STATUSES",
-    "PRIMARY_KEYS",
     "PROJECT_ROOT",
     "REFERENCE_METHODS",
     "REJECTED",
-    "SCHEMA_VERSION",
     "TABLES",
     "TRUTH",
     "VACUUM_RETENTION_HOURS",
     "ModelEntry",
-    "SchemaError",
     "Snapshot",
     "UnsafeRetention",
-    "VersionVacuumed",
     "Warehouse",
-    "WriteResult",
     "check_retention",
     "connect",
     "default_root",
     "exclusive",
     "is_partition_value",
     "is_remote",
+    "label_assets",
     "latest_model",
     "lineage",
     "maintain_table",
@@ -68,6 +64,7 @@ __all__ = [
     "method_names",
     "model_versions",
     "new_run_id",
+    "recipe_label_assets",
     "register_models",
     "snapshot_connection",
     "snapshot_versions",

@@ -30,8 +30,8 @@ from docs.hooks.results_pages import (  # noqa: E402
 RESULTS = REPO / "benchmarks" / "results"
 # A warning under mkdocs' logger fails a --strict build: the committed picture and generated blocks must match.
 LOG = logging.getLogger("mkdocs.plugins.prm_docs")
-POLICY_CARD = REPO / "prm" / "policy" / "shipped" / "arith-policy" / "policy_card.json"
-PRM_CARD = REPO / "prm" / "training" / "shipped" / "arith-prm" / "prm_card.json"
+POLICY_CARD = REPO / "prm" / "shipped" / "arith-policy" / "policy_card.json"
+PRM_CARD = REPO / "prm" / "shipped" / "arith-prm" / "prm_card.json"
 
 
 def write(path: str, text: str) -> None:

@@ -440,20 +440,21 @@ def _extraction(logs: Logs) -> str:
 STUDIES: tuple[Study, ...] = (
     Study("label-sources-floor", "Label sources with the default (floored) recipe, 300 problems per length",
           ("prm_per_level_300_floor.log",),
-          "python benchmarks/prm.py --per-level 300 --methods truth mc omegaprm --seeds 0 1 2 --implicit-steps 0",
+          "python benchmarks/prm_quality.py --per-level 300 --methods truth mc omegaprm --seeds 0 1 2 "
+          "--implicit-steps 0",
           "Today's default LM-head recipe (each token read against a reference floored at 0.05): one PRM per label "
           "source and seed on the shipped policy's samples; every figure the mean over 3 seeds with a 95% bootstrap "
           "interval over test problems; paired columns are each scorer's difference from the truth-trained PRM; "
           "the last column is the least-detected off-policy perturbation kind.",
           _comparison, ("prm300floor_best_of_n_in_distribution.png", "prm300floor_best_of_n_easy_to_hard.png")),
     Study("label-sources", "Label sources at 800 problems per length (the default size)",
-          ("prm_per_level_800.log",), "python benchmarks/prm.py --methods truth mc omegaprm --seeds 0 1 2",
+          ("prm_per_level_800.log",), "python benchmarks/prm_quality.py --methods truth mc omegaprm --seeds 0 1 2",
           "One LM-head PRM per label source and seed, on the shipped policy's samples of 4-8-step word problems; "
           "two test sets (in distribution, easy-to-hard); every figure the mean over seeds with a 95% bootstrap "
           "interval over test problems; paired columns are each scorer's difference from the truth-trained PRM.",
           _comparison, ("prm800_best_of_n_in_distribution.png", "prm800_best_of_n_easy_to_hard.png")),
     Study("label-sources-300", "Label sources at 300 problems per length", ("prm.log",),
-          "python benchmarks/prm.py --per-level 300 --methods truth mc omegaprm --seeds 0 1 2",
+          "python benchmarks/prm_quality.py --per-level 300 --methods truth mc omegaprm --seeds 0 1 2",
           "The same comparison at a smaller size, without paired columns.", _comparison,
           ("prm_best_of_n_in_distribution.png", "prm_best_of_n_easy_to_hard.png")),
     Study("learning-curves", "Learning curves: the truth-trained PRM against data and steps",
@@ -468,7 +469,7 @@ STUDIES: tuple[Study, ...] = (
           "The off-policy perturbation suite: each wrong kind's detection (the perturbed step scored below the "
           "right one), recipes compared on validation, the chosen recipe on the test sets.", _offpolicy),
     Study("rl-arms", "RL reward arms (GRPO)", ("rl_seeds.log",),
-          "python benchmarks/rl.py --prm prm/training/shipped/arith-prm --arms A --seed S --out DIR/seedS; "
+          "python benchmarks/rl.py --prm prm/shipped/arith-prm --arms A --seed S --out DIR/seedS; "
           "python benchmarks/rl_seeds.py DIR/seed0 DIR/seed1 DIR/seed2 --plot benchmarks/results/rl_seeds.png",
           "GRPO on the shipped policy with the shipped (floored, truth-trained LM-head) PRM, one arm per reward with "
           "the same 100 steps; held-out accuracy before and after with 95% intervals over (seed, problem), the "
@@ -486,7 +487,7 @@ STUDIES: tuple[Study, ...] = (
           "--budgets B1 ... B5 (test)",
           "Best-of-N, the PRM-weighted vote, majority vote, beam search and DVTS at equal generated-token budgets "
           "(about 2 to 32 samples' worth), with LM-head PRMs that read the steps (trained on exact step truth and on "
-          "OmegaPRM labels by benchmarks/prm.py, 300 problems per length, the floored default recipe, seed 0). "
+          "OmegaPRM labels by benchmarks/prm_quality.py, 300 problems per length, the floored default recipe, seed 0). "
           "Aggregation and beam width are chosen on validation problems; the test tables pool 3 seeds per problem: "
           "accuracy with a 95% bootstrap interval over problems, the tokens each method generated and ran through "
           "its PRM, and each method's paired difference from majority vote and from best-of-N.", _search,
@@ -573,7 +574,7 @@ def render_prm_card(card_path: Path, repo: Path) -> str:
     """The shipped PRM's card as a page: its recipe and its validation/test figures beside the constant baseline."""
     import json
 
-    from prm.training.ship import figures_markdown
+    from prm.training import figures_markdown
 
     card = json.loads(card_path.read_text(encoding="utf-8"))
     shipped = card.get("shipped", {})

@@ -33,7 +33,7 @@ LOGS = "benchmarks/results"  # README links each figure to its log (the results 
 # The third steps of the off-policy example (benchmarks/prm_offpolicy.py's ZOE_THIRD), as its log names them.
 ZOE_STEPS = {"right": "`11-6 = 5`", "slip": "`11-6 = 7`", "wrong operand": "`11-7 = 4`", "wild value": "`11-6 = 99`",
              "nonsense": "`hello world`"}
-SHIPPED_CARD = Path("prm/training/shipped/arith-prm/prm_card.json")  # the shipped PRM's card (`make prm` writes it)
+SHIPPED_CARD = Path("prm/shipped/arith-prm/prm_card.json")  # the shipped PRM's card (`make prm` writes it)
 
 
 def headline(results: Path, card: Path | None = None) -> str:

@@ -1,23 +1,11 @@
-"""Evaluation of step labels and PRMs: shared metrics, ProcessBench-style PRM evaluation, best-of-N, plots."""
+"""The PRM evaluation stage: a PRM folder scored on held-out solutions (:mod:`~prm.evaluation.folder`, imported by
+its path: it loads torch), ProcessBench files scored by a PRM or a critic, the perturbation check, the held-out
+split and the latest registered F1. The figures come from the pure :mod:`prm.metrics`, :mod:`prm.first_error` and
+:mod:`prm.best_of_n`; tables and plots from :mod:`prm.reports`."""
 
 from prm.evaluation.critic import CRITIQUE_TEMPLATE, GenerationCritic
 from prm.evaluation.heldout import IN_DISTRIBUTION, heldout_solutions, split_test_sets
-from prm.evaluation.intervals import paired_bon_difference, paired_f1_difference, pooled_bon, pooled_f1
 from prm.evaluation.latest import latest_f1
-from prm.evaluation.metrics import (
-    bootstrap_mean_ci,
-    f1_difference_ci,
-    first_error_accuracies,
-    gap_closed,
-    harmonic_mean,
-    paired_bootstrap_diff_ci,
-    problem_bootstrap_ci,
-    processbench_f1,
-    ratio,
-    roc_auc,
-    step_f1,
-)
-from prm.evaluation.outcome import MISSING_KEY, NO_STEP_TRUTH, has_step_truth
 from prm.evaluation.perturbations import (
     PerturbationRun,
     columns_from_rows,
@@ -26,31 +14,8 @@ from prm.evaluation.perturbations import (
     perturbation_report,
     perturbation_run,
     training_negative,
+    worst_detection,
 )
-from prm.evaluation.plots import plot_best_of_n, plot_best_of_n_by_scorer, plot_label_sources, save_png
-from prm.evaluation.prm_eval import (
-    CONSTANT,
-    DEFAULT_BON_N,
-    LENGTH,
-    MAJORITY,
-    ORACLE,
-    SCORE_AGGREGATIONS,
-    BestOfN,
-    ScoredSolution,
-    aggregate,
-    as_solutions,
-    bon_accuracies,
-    bon_curve,
-    constant_baseline,
-    evaluate_best_of_n,
-    evaluate_processbench,
-    first_error_predictions,
-    length_baseline,
-    majority_pick,
-    step_auc,
-    weighted_vote_pick,
-)
-from prm.evaluation.processbench import REPORT, VALIDATION, OfficialScore, choice_part, official_score, score_rows
 from prm.evaluation.processbench_data import (
     PROCESSBENCH_EXPERIMENT,
     PROCESSBENCH_SPLITS,
@@ -60,105 +25,32 @@ from prm.evaluation.processbench_data import (
     processbench_registry_metrics,
     processbench_rows,
 )
-from prm.evaluation.processbench_eval import (
-    ProcessBenchReport,
-    SplitResult,
-    evaluate_processbench_files,
-    load_split,
-    prm_folder,
-    spread,
-)
-from prm.evaluation.sensitivity import (
-    Siblings,
-    paired_sensitivity_difference,
-    pooled_sensitivity,
-    score_pairs,
-    sibling_pairs,
-)
-from prm.evaluation.table import evaluation_markdown, evaluation_table, sensitivity_text, unmeasurable_note
+from prm.evaluation.processbench_eval import evaluate_processbench_files, load_split, prm_folder, spread
 
 __all__ = [
-    "CONSTANT",
     "CRITIQUE_TEMPLATE",
-    "DEFAULT_BON_N",
     "IN_DISTRIBUTION",
-    "LENGTH",
-    "MAJORITY",
-    "MISSING_KEY",
-    "NO_STEP_TRUTH",
-    "ORACLE",
     "PROCESSBENCH_EXPERIMENT",
     "PROCESSBENCH_SPLITS",
-    "REPORT",
-    "SCORE_AGGREGATIONS",
     "SHARED_PROCESSBENCH",
     "SLICES",
-    "VALIDATION",
-    "BestOfN",
     "GenerationCritic",
-    "OfficialScore",
     "PerturbationRun",
-    "ProcessBenchReport",
-    "ScoredSolution",
-    "Siblings",
-    "SplitResult",
-    "aggregate",
-    "as_solutions",
-    "bon_accuracies",
-    "bon_curve",
-    "bootstrap_mean_ci",
-    "choice_part",
     "columns_from_rows",
-    "constant_baseline",
-    "evaluate_best_of_n",
-    "evaluate_processbench",
     "evaluate_processbench_files",
-    "evaluation_markdown",
-    "evaluation_table",
-    "f1_difference_ci",
-    "first_error_accuracies",
-    "first_error_predictions",
-    "gap_closed",
-    "harmonic_mean",
-    "has_step_truth",
     "heldout_solutions",
     "latest_f1",
-    "length_baseline",
     "load_split",
-    "majority_pick",
-    "official_score",
-    "paired_bon_difference",
-    "paired_bootstrap_diff_ci",
-    "paired_f1_difference",
-    "paired_sensitivity_difference",
     "perturbation_columns",
     "perturbation_markdown",
     "perturbation_report",
     "perturbation_run",
-    "plot_best_of_n",
-    "plot_best_of_n_by_scorer",
-    "plot_label_sources",
-    "pooled_bon",
-    "pooled_f1",
-    "pooled_sensitivity",
     "prm_folder",
-    "problem_bootstrap_ci",
-    "processbench_f1",
     "processbench_files",
     "processbench_registry_metrics",
     "processbench_rows",
-    "ratio",
-    "roc_auc",
-    "save_png",
-    "score_pairs",
-    "score_rows",
-    "sensitivity_text",
-    "sibling_pairs",
     "split_test_sets",
     "spread",
-    "step_auc",
-    "step_f1",
     "training_negative",
-    "unmeasurable_note",
-    "weighted_vote_pick",
+    "worst_detection",
 ]

@@ -4,7 +4,7 @@ layout of ``Qwen/ProcessBench``), for data that has no step truth of its own (GS
 Every row is one solution whose ``label`` is its first wrong step (-1: all right). Rows of the same ``problem``
 text are one problem, so the interval resamples problems, not rows. The file has no validation split: the
 threshold is the one the warehouse evaluation chose on its validation split when the caller passes it, else
-:data:`prm.evaluation.prm_eval.UNCHOSEN_THRESHOLD` (P(good) = 0.5, where the two-class head's decision flips); each
+:data:`prm.first_error.scores.UNCHOSEN_THRESHOLD` (P(good) = 0.5, where the two-class head's decision flips); each
 row's detail says which. Best-of-N needs several graded solutions per problem, which a ProcessBench file does not
 promise, so only the step metrics are reported.
 """
@@ -15,11 +15,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation.intervals import f1_ci
-from prm.evaluation.prm_eval import UNCHOSEN_THRESHOLD, ScoredSolution, as_solutions, evaluate_processbench, step_auc
-from prm.evaluation.table import metric_row
 from prm.export import read_processbench
+from prm.first_error import UNCHOSEN_THRESHOLD, ScoredSolution, as_solutions, evaluate_processbench, f1_ci, step_auc
 from prm.models import model_version
+from prm.reports import metric_row
 from prm.scoring import load_prm
 from prm.tasks import stable_id
 
@@ -54,7 +53,7 @@ def external_rows(model: str, label_method: str | None, test: Sequence[ScoredSol
                   experiment: str = "prm_evaluation") -> list[dict[str, Any]]:
     """``prm_evaluations`` rows of a scorer on external solutions with step truth: ProcessBench F1 (with its 95%
     interval over problems), first-error and correct accuracy at ``threshold`` (default
-    :data:`~prm.evaluation.prm_eval.UNCHOSEN_THRESHOLD`), and step ROC-AUC.
+    :data:`~prm.first_error.scores.UNCHOSEN_THRESHOLD`), and step ROC-AUC.
 
     >>> sols = [{"solution_id": f"{p}{i}", "problem_id": p, "scores": [0.9, 0.1 if i else 0.9], "first_error": i or -1}
     ...         for p in "ab" for i in (0, 1)]

@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation.outcome import step_truth_note
+from prm.best_of_n import DEFAULT_BON_N
 from prm.evaluation.perturbations import PerturbationRun, perturbation_report, perturbation_rows, perturbation_run
-from prm.evaluation.prm_eval import DEFAULT_BON_N, as_solutions
-from prm.evaluation.sensitivity import SiblingPair, score_pairs, sibling_pairs, step_sensitivity
-from prm.evaluation.table import evaluation_table, sensitivity_row
+from prm.first_error import as_solutions, step_truth_note
+from prm.metrics import SiblingPair, score_pairs, sibling_pairs, step_sensitivity
 from prm.models import model_version
-from prm.scoring import load_prm, step_score_rows
+from prm.reports import evaluation_table, sensitivity_row
+from prm.scoring import Scorer, load_prm, step_score_rows
 
 
-def _score(scorer: Any, solutions: Sequence[dict], model: str) -> tuple[list[dict], list[dict]]:
+def _score(scorer: Scorer, solutions: Sequence[dict], model: str) -> tuple[list[dict], list[dict]]:
     scored = scorer.score_batch([(s["question"], s["steps"]) for s in solutions])
     evaluated = [{**s, "scores": sc} for s, sc in zip(solutions, scored, strict=True)]
     return evaluated, step_score_rows(model, solutions, scored)

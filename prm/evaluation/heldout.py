@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from prm.best_of_n import answer_key
 from prm.datagen import policy_written_sql
-from prm.evaluation.outcome import answer_key
 from warehouse import Snapshot, snapshot_connection, source_clause
 
 IN_DISTRIBUTION, EASY_TO_HARD = "in_distribution", "easy_to_hard"  # the two test sets, by gold step count
@@ -14,7 +14,7 @@ IN_DISTRIBUTION, EASY_TO_HARD = "in_distribution", "easy_to_hard"  # the two tes
 # Every ok, model-written solution with steps and its ordered steps: each is graded against its problem's gold
 # answer (``is_correct``, what best-of-N and the votes read; null = no answer or ungradable, counted wrong), and
 # those of generated tasks also carry exact step truth (``first_error``, what the step metrics read). GSM8K and
-# MATH solutions have none and are evaluated at the outcome level alone (prm.evaluation.outcome).
+# MATH solutions have none and are evaluated at the outcome level alone (prm.best_of_n.outcome).
 _SOLUTIONS_SQL = f"""
 SELECT so.solution_id, so.problem_id, p.question, p.n_gold_steps, so.final_answer, so.is_correct,
        so.first_error_truth AS first_error, so.sample_idx

@@ -1,6 +1,6 @@
 """Off-policy perturbations: does a PRM score a wrong step its policy would rarely write below the right one?
 
-Step sensitivity (:mod:`prm.evaluation.sensitivity`) compares two samples of the policy; a PRM can pass it and
+Step sensitivity (:mod:`prm.metrics.sensitivity`) compares two samples of the policy; a PRM can pass it and
 still score text the policy never writes ("hello world", a step from another problem) above the right step.
 This suite takes held-out right prefixes (right solutions, and the right prefix of wrong ones), replaces one
 right step by a perturbation of a known kind and pairs it with the right step after the same prefix:
@@ -27,9 +27,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prm.evaluation.metrics import problem_bootstrap_ci
-from prm.evaluation.table import metric_row
 from prm.format import ContextOverflowError
+from prm.metrics import problem_bootstrap_ci
+from prm.reports import metric_row
 
 WRONG_KINDS = ("slip_small", "slip_large", "wrong_operand", "flipped_operator", "wrong_carry", "repeated_step",
                "skipped_step", "other_problem", "nonsense", "empty", "very_long", "other_format")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from prm.evaluation.processbench_eval import FIXED, ProcessBenchReport
-from prm.evaluation.table import metric_row
+from prm.reports import metric_row
 from warehouse import PROJECT_ROOT
 
 PROCESSBENCH_SPLITS = ("gsm8k", "math")  # the default splits (the paper's four: also olympiadbench, omnimath)

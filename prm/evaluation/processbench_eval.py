@@ -1,5 +1,5 @@
 """ProcessBench end to end: a PRM or a generative critic on ProcessBench splits, scored with the official metric
-(:func:`prm.evaluation.processbench.official_score`), each F1 with its 95% interval over problems.
+(:func:`prm.metrics.processbench.official_score`), each F1 with its 95% interval over problems.
 
 PRM: every row's steps are scored, and the predicted first error is the first step whose score is below the
 threshold (-1: none is). Two threshold rules, both reported per split: ``fixed`` (:data:`FIXED_THRESHOLD`, 0.5 on
@@ -24,18 +24,19 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from prm.evaluation.critic import Critic, CriticStats
-from prm.evaluation.intervals import _f1
-from prm.evaluation.metrics import problem_bootstrap_ci
-from prm.evaluation.prm_eval import FLAG_ALL, NEVER_FLAG, UNCHOSEN_THRESHOLD, predict_first_error
-from prm.evaluation.processbench import official_score
 from prm.files import dumps_strict, write_jsonl
+from prm.first_error import FLAG_ALL, NEVER_FLAG, UNCHOSEN_THRESHOLD, predict_first_error, verdict_f1
 from prm.format import ContextOverflowError
+from prm.metrics import official_score, problem_bootstrap_ci
 from prm.tasks import load_solutions
+
+if TYPE_CHECKING:
+    from prm.scoring import Scorer
 
 FIXED_THRESHOLD = UNCHOSEN_THRESHOLD  # P(good) = 0.5: the cut of the published PRM figures (Qwen2.5-Math-PRM's)
 FIXED, CRITIC = "fixed", "critic"  # threshold_from of the fixed rule and of a critic's predictions
@@ -62,7 +63,7 @@ class StepReads:
         return k if k >= 0 or self.complete else None
 
 
-def readable_steps(scorer: Any, problem: str, steps: Sequence[str]) -> int:
+def readable_steps(scorer: Scorer, problem: str, steps: Sequence[str]) -> int:
     """How many leading steps ``scorer`` reads within its context (binary search over its ``encode``; a scorer
     without ``encode`` is assumed to read them all)."""
     encode = getattr(scorer, "encode", None)
@@ -85,7 +86,7 @@ def readable_steps(scorer: Any, problem: str, steps: Sequence[str]) -> int:
     return lo
 
 
-def read_steps(scorer: Any, items: Sequence[tuple[str, Sequence[str]]], *, ids: Sequence[str] | None = None,
+def read_steps(scorer: Scorer, items: Sequence[tuple[str, Sequence[str]]], *, ids: Sequence[str] | None = None,
                batch_size: int | None = None) -> list[StepReads]:
     """:class:`StepReads` of every ``(problem, steps)`` with ``scorer.score_batch``, each as far as it fits."""
     ids = list(ids) if ids is not None else [str(i) for i in range(len(items))]
@@ -106,8 +107,8 @@ def read_steps(scorer: Any, items: Sequence[tuple[str, Sequence[str]]], *, ids: 
 def choose_threshold_on(reads: Sequence[StepReads], labels: Sequence[int]) -> tuple[float | None, str]:
     """(the threshold with the best official F1 on these rows, ""), or (None, why none can be chosen).
 
-    The candidates are :func:`prm.evaluation.prm_eval.candidate_thresholds`' (0, the midpoints between adjacent
-    distinct scores, just above 1) and the lowest wins a tie, as :func:`prm.evaluation.prm_eval.choose_threshold`;
+    The candidates are :func:`prm.first_error.scores.candidate_thresholds`' (0, the midpoints between adjacent
+    distinct scores, just above 1) and the lowest wins a tie, as :func:`prm.first_error.scores.choose_threshold`;
     rows read in part count in the denominators and match only where a read step is flagged.
 
     >>> choose_threshold_on([StepReads((0.75, 0.25), True), StepReads((0.875, 0.5), True)], [1, -1])
@@ -136,7 +137,7 @@ def choose_threshold_on(reads: Sequence[StepReads], labels: Sequence[int]) -> tu
 def f1_interval(problem_ids: Sequence[str], labels: Sequence[int], predicted: Sequence[int | None], *,
                 seed: int = 0) -> tuple[float, float] | None:
     """95% bootstrap interval of the official F1 over problems (a problem's rows resampled together), by
-    :mod:`prm.evaluation.intervals`' statistic; None predictions are misses.
+    :func:`prm.first_error.verdict_f1`; None predictions are misses.
 
     >>> f1_interval(["a", "a", "b", "b"], [-1, 1, -1, 1], [-1, 1, -1, 1])
     (1.0, 1.0)
@@ -144,7 +145,7 @@ def f1_interval(problem_ids: Sequence[str], labels: Sequence[int], predicted: Se
     per_problem: dict[str, list[tuple[int | None, int]]] = defaultdict(list)
     for pid, y, p in zip(problem_ids, labels, predicted, strict=True):
         per_problem[pid].append((p, y))
-    return problem_bootstrap_ci(list(per_problem.values()), _f1, seed=seed)
+    return problem_bootstrap_ci(list(per_problem.values()), verdict_f1, seed=seed)
 
 
 def prm_folder(name: str | Path) -> Path:
@@ -273,7 +274,7 @@ class ProcessBenchReport:
         return [f"note: {n}" for n in self.notes] + [r.line() for r in self.results]
 
     def write_predictions(self, path: str | Path) -> Path:
-        """The predictions as JSONL, atomically: :func:`prm.evaluation.processbench.score_rows` on one split's rows
+        """The predictions as JSONL, atomically: :func:`prm.metrics.processbench.score_rows` on one split's rows
         gives that split's fixed-rule (or critic) figures exactly."""
         return write_jsonl(self.predictions, path)
 
@@ -355,7 +356,7 @@ def _evaluate_critic(critic: Critic, splits: Mapping[str, SplitRows], model: str
     return ProcessBenchReport(model, tuple(results), tuple(predictions), tuple(notes))
 
 
-def _evaluate_prm(scorer: Any, splits: Mapping[str, SplitRows], model: str, threshold: float, seed: int,
+def _evaluate_prm(scorer: Scorer, splits: Mapping[str, SplitRows], model: str, threshold: float, seed: int,
                   batch_size: int | None) -> ProcessBenchReport:
     reads = {name: read_steps(scorer, rows.items, ids=rows.ids, batch_size=batch_size)
              for name, rows in splits.items()}

@@ -19,21 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation import (
-    DEFAULT_BON_N,
-    IN_DISTRIBUTION,
-    MAJORITY,
-    MISSING_KEY,
-    NO_STEP_TRUTH,
-    ORACLE,
-    BestOfN,
-    as_solutions,
-    bon_curve,
-    columns_from_rows,
-    heldout_solutions,
-    split_test_sets,
-)
+from prm.best_of_n import DEFAULT_BON_N, MAJORITY, ORACLE, BestOfN, bon_curve
+from prm.evaluation import IN_DISTRIBUTION, columns_from_rows, heldout_solutions, split_test_sets
 from prm.evaluation.folder import evaluate_folder
+from prm.first_error import MISSING_KEY, NO_STEP_TRUTH, as_solutions
 from prm.format import markdown_table
 from prm.labeling import audit_labels
 from prm.training import PRMTrainConfig, TrainingSetConfig, build_training_set, stratified_splits, train_prm
@@ -171,7 +160,7 @@ def comparison_table(results: Sequence[MethodResult]) -> list[dict[str, Any]]:
 def bon_curves(results: Sequence[MethodResult], train_max_steps: int | None, test: str = IN_DISTRIBUTION
                ) -> dict[str, list[BestOfN]]:
     """Best-of-N at N = 1, 2, 4, ... (up to the comparison's N) for every trained method on one test set, the
-    aggregation chosen on validation at each N: the input of :func:`prm.evaluation.plots.plot_best_of_n_by_scorer`.
+    aggregation chosen on validation at each N: the input of :func:`prm.reports.plots.plot_best_of_n_by_scorer`.
     ``train_max_steps`` is the comparison's data config's (it names the test sets)."""
     curves = {}
     for r in results:

@@ -8,29 +8,20 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from prm.evaluation import (
+from prm.best_of_n import (
     CONSTANT,
     LENGTH,
     ORACLE,
-    PerturbationRun,
-    ScoredSolution,
-    Siblings,
-    as_solutions,
     bon_accuracies,
     constant_baseline,
-    has_step_truth,
     length_baseline,
     paired_bon_difference,
-    paired_f1_difference,
-    paired_sensitivity_difference,
-    perturbation_columns,
-    perturbation_report,
     pooled_bon,
-    pooled_f1,
-    pooled_sensitivity,
-    split_test_sets,
 )
+from prm.evaluation import PerturbationRun, perturbation_columns, perturbation_report, split_test_sets
 from prm.experiments.label_sources import PAIRED_METRICS, VERSUS_TRUTH, MethodResult, versus_key
+from prm.first_error import ScoredSolution, as_solutions, has_step_truth, paired_f1_difference, pooled_f1
+from prm.metrics import Siblings, paired_sensitivity_difference, pooled_sensitivity
 from warehouse import TRUTH
 
 # test solutions, threshold, aggregation, siblings, and the off-policy perturbation pairs' scores (or None)

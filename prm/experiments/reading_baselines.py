@@ -8,15 +8,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation import (
-    ScoredSolution,
-    evaluate_best_of_n,
-    evaluate_processbench,
-    perturbation_run,
-    score_pairs,
-    sibling_pairs,
-)
+from prm.best_of_n import evaluate_best_of_n
+from prm.evaluation import perturbation_run
+from prm.first_error import ScoredSolution, evaluate_processbench
 from prm.format import labels_from_first_error
+from prm.metrics import score_pairs, sibling_pairs
 from prm.scoring import (
     IMPLICIT_SCORES,
     LOGLIK_AGGREGATIONS,

@@ -11,15 +11,18 @@ from prm.flywheel.checks import hacking_in_band, policy_holds, prm_no_worse
 from prm.flywheel.config import FlywheelConfig
 from prm.flywheel.data import label_round, rollouts_paid
 from prm.flywheel.folders import round_dir
-from prm.flywheel.lineage import policy_name, prm_name, round_policy
+from prm.flywheel.lineage import policy_name, prm_name, round_policy, round_prm
+from prm.flywheel.policy_round import rl_on
 from prm.flywheel.report import plot_rounds, registered_rounds, rounds_markdown
 from prm.flywheel.rounds import ROUND_DAY, round_of, round_source, window_rounds
-from prm.flywheel.run import LazyBackend, policy_stage, prm_stage, samples_stage
+from prm.flywheel.run import STALE, LazyBackend, RoundReport, policy_stage, prm_stage, run_round, samples_stage
 
 __all__ = [
     "ROUND_DAY",
+    "STALE",
     "FlywheelConfig",
     "LazyBackend",
+    "RoundReport",
     "hacking_in_band",
     "label_round",
     "plot_rounds",
@@ -30,12 +33,15 @@ __all__ = [
     "prm_no_worse",
     "prm_stage",
     "registered_rounds",
+    "rl_on",
     "rollouts_paid",
     "round_dir",
     "round_of",
     "round_policy",
+    "round_prm",
     "round_source",
     "rounds_markdown",
+    "run_round",
     "samples_stage",
     "window_rounds",
 ]

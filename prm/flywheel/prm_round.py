@@ -8,18 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation import (
-    ScoredSolution,
-    as_solutions,
-    evaluate_processbench,
-    f1_difference_ci,
-    first_error_predictions,
-    heldout_solutions,
-    processbench_f1,
-)
+from prm.evaluation import heldout_solutions
 from prm.files import atomic_write_dir
+from prm.first_error import ScoredSolution, as_solutions, evaluate_processbench, first_error_predictions
 from prm.flywheel.config import FlywheelConfig
 from prm.flywheel.rounds import round_source
+from prm.metrics import f1_difference_ci, processbench_f1
 from prm.scoring import load_prm
 from prm.training import TrainingSet, build_training_set, stratified_splits, train_prm
 from warehouse import connect

@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation import save_png
 from prm.flywheel.data import rollouts_paid
 from prm.flywheel.lineage import policy_name, prm_name
 from prm.flywheel.rounds import round_source
 from prm.format import markdown_table
+from prm.reports import save_png
 from warehouse import latest_model
 
 COLUMNS = ("round", "policy_acc", "policy_acc_ci", "step_err", "prm_f1_fresh", "prm_f1_stale", "f1_fresh_minus_stale",

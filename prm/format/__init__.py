@@ -23,25 +23,15 @@ from prm.format.prm_input import (
     encode_steps,
     tag_ids,
 )
-from prm.format.prompts import (
-    DEFAULT_TEMPLATE,
-    PLAIN_PROMPT_SUFFIX,
-    SEARCH_AND_LEARN_SYSTEM_PROMPT,
-    Prompter,
-    PromptTemplate,
-    format_prompt,
-    prompt_version,
-)
+from prm.format.prompts import DEFAULT_TEMPLATE, PLAIN_PROMPT_SUFFIX, Prompter, PromptTemplate, format_prompt
 from prm.format.steps import STEP_SEPARATOR, Segmented, from_spans, join_steps, segment, split_steps
-from prm.format.tag_escape import ESCAPE, escape_tag, unescape_tag
+from prm.format.tag_escape import escape_tag, unescape_tag
 
 __all__ = [
     "CONVENTIONS",
     "CONVENTION_FILE",
     "DEFAULT_TEMPLATE",
-    "ESCAPE",
     "PLAIN_PROMPT_SUFFIX",
-    "SEARCH_AND_LEARN_SYSTEM_PROMPT",
     "STATUS_BY_CONVENTION",
     "STATUS_LABELED",
     "STATUS_UNVERIFIABLE",
@@ -61,7 +51,6 @@ __all__ = [
     "join_steps",
     "labels_from_first_error",
     "markdown_table",
-    "prompt_version",
     "segment",
     "split_steps",
     "statuses_from_first_error",

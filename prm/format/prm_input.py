@@ -25,7 +25,6 @@ from typing import Any
 from prm.format.steps import STEP_SEPARATOR
 
 CONVENTION_FILE = "prm_convention.json"  # written next to a saved PRM's config.json
-HEADS = ("token_classification", "lm_tokens")
 
 
 @dataclass(frozen=True)
@@ -34,15 +33,19 @@ class StepTagConvention:
 
     name: str
     step_tag: str  # text appended after every step
-    head: str  # "token_classification": 2 logits per token (0 = bad, 1 = good); "lm_tokens": next-token logits
+    # The PRM kind that reads the tag, a name or alias of prm.scoring.PRM_KINDS (checked when a folder loads):
+    # "token_classification" (the classifier kind): 2 logits per token (0 = bad, 1 = good); "lm_tokens": next-token
+    # logits of good_token against bad_token.
+    head: str
     good_token: str | None = None  # lm_tokens: the token whose probability is the score
     bad_token: str | None = None  # lm_tokens: the competing token
 
     def __post_init__(self) -> None:
         if not self.step_tag:
             raise ValueError("step_tag must be non-empty: the PRM reads its score at this tag")
-        if self.head not in HEADS:
-            raise ValueError(f"head={self.head!r} must be one of {HEADS}")
+        if not isinstance(self.head, str) or not self.head:
+            raise ValueError(f"head={self.head!r} must name a PRM kind (prm.scoring.PRM_KINDS), e.g. "
+                             "'token_classification'")
         if self.head == "lm_tokens" and not (self.good_token and self.bad_token):
             raise ValueError("an lm_tokens convention names its good_token and bad_token (e.g. '+' and '-')")
 

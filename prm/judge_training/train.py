@@ -9,12 +9,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from prm.evaluation import first_error_accuracies, harmonic_mean
 from prm.files import atomic_write_text
 from prm.generation import cpu_has_native_bf16
 from prm.judge_training.config import JUDGE_EVAL_SEED, JUDGE_TRAIN_SEED, JudgeTrainConfig
 from prm.judge_training.data import JudgeExample, balance, examples
 from prm.labeling import JudgeConfig, parse_vote
+from prm.metrics import first_error_accuracies, harmonic_mean
 from prm.models import JUDGE_CARD_FILE, adapter_digest, load_tokenizer, prompter_for, resolve_model
 from prm.tasks import ArithmeticConfig, generate_problems
 

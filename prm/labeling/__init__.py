@@ -9,23 +9,21 @@ are called ``.label(rows)`` with the partition tables they name in ``reads``. Bo
 whose rows fit ``step_labels`` (and, for rollout methods, whose new rollouts fit ``rollouts``).
 """
 
-from prm.evaluation import f1_difference_ci
 from prm.labeling.agreement import agreement_markdown, pairwise_agreement
-from prm.labeling.audit import AuditRow, audit_labels, audit_markdown, predicted_first_errors
-from prm.labeling.audit_people import PEOPLE_EXPERIMENT, PeopleAudit, audit_against_people, people_markdown, people_rows
+from prm.labeling.audit import audit_labels, audit_markdown, predicted_first_errors
+from prm.labeling.audit_people import PeopleAudit, audit_against_people, people_markdown, people_rows
 from prm.labeling.consensus import POLICIES, ConsensusConfig
-from prm.labeling.constants import FORMAL_TIMEOUT_S
 from prm.labeling.judge import JudgeConfig, judge_prompt, parse_vote
 from prm.labeling.judge_outcome import JudgeOutcomeAgreement, JudgeOutcomeBand, judge_outcome_verdict
-from prm.labeling.mc import MCConfig, MCLabeler
-from prm.labeling.omega_search import OmegaPRMConfig, QuestionSearch
-from prm.labeling.omegaprm import OmegaPRMLabeler
+from prm.labeling.mc import MCConfig
+from prm.labeling.omega_search import OmegaPRMConfig
 from prm.labeling.partition import (
     PartitionLabelReport,
     audit_partition,
     consensus_partition,
     derive_partition,
     judge_partition,
+    label_method_partition,
     label_partition,
     label_progress_partition,
     people_audit_partition,
@@ -33,72 +31,42 @@ from prm.labeling.partition import (
 )
 from prm.labeling.progress import ProgressConfig
 from prm.labeling.readiness import ReadinessThresholds, SolutionCounts
-from prm.labeling.reference_check import REFERENCE_METHOD, REFERENCE_TASKS, ReferenceConfig, ReferenceLabeler
-from prm.labeling.registry import LABELERS, LabelerSpec, computed_methods, get_labeler, labelers_needing
-from prm.labeling.resume import chunk_by_problem, label_in_chunks
-from prm.labeling.sampler import CachedRolloutSampler, backend_sampler
-from prm.labeling.types import (
-    DerivedLabeler,
-    Labeler,
-    LabelRun,
-    PartitionRows,
-    RolloutOutcome,
-    RolloutSampler,
-    StepLabel,
-)
+from prm.labeling.reference_check import REFERENCE_METHOD, REFERENCE_TASKS, ReferenceConfig
+from prm.labeling.registry import LABELERS, get_labeler
+from prm.labeling.sampler import backend_sampler
 
 __all__ = [
-    "FORMAL_TIMEOUT_S",
     "LABELERS",
-    "PEOPLE_EXPERIMENT",
     "POLICIES",
     "REFERENCE_METHOD",
     "REFERENCE_TASKS",
-    "AuditRow",
-    "CachedRolloutSampler",
     "ConsensusConfig",
-    "DerivedLabeler",
     "JudgeConfig",
     "JudgeOutcomeAgreement",
     "JudgeOutcomeBand",
-    "LabelRun",
-    "Labeler",
-    "LabelerSpec",
     "MCConfig",
-    "MCLabeler",
     "OmegaPRMConfig",
-    "OmegaPRMLabeler",
     "PartitionLabelReport",
-    "PartitionRows",
     "PeopleAudit",
     "ProgressConfig",
-    "QuestionSearch",
     "ReadinessThresholds",
     "ReferenceConfig",
-    "ReferenceLabeler",
-    "RolloutOutcome",
-    "RolloutSampler",
     "SolutionCounts",
-    "StepLabel",
     "agreement_markdown",
     "audit_against_people",
     "audit_labels",
     "audit_markdown",
     "audit_partition",
     "backend_sampler",
-    "chunk_by_problem",
-    "computed_methods",
     "consensus_partition",
     "derive_partition",
-    "f1_difference_ci",
     "get_labeler",
     "judge_outcome_verdict",
     "judge_partition",
     "judge_prompt",
-    "label_in_chunks",
+    "label_method_partition",
     "label_partition",
     "label_progress_partition",
-    "labelers_needing",
     "pairwise_agreement",
     "parse_vote",
     "people_audit_partition",

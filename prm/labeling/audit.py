@@ -1,6 +1,6 @@
 """Label quality against exact truth: step accuracy/F1, first-error accuracy, ProcessBench F1, cost.
 
-The metrics live in :mod:`prm.evaluation.metrics` (shared with PRM evaluation). Conventions here:
+The metrics live in :mod:`prm.metrics.stats` (shared with PRM evaluation). Conventions here:
 
 * A step without a hard label (no row, or unverifiable) counts as a miss: wrong for accuracy, a false
   negative when the step is wrong.
@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from prm.evaluation import first_error_accuracies, harmonic_mean, ratio, step_f1
 from prm.format import first_error_of, markdown_table
 from prm.labeling.types import StepLabel
+from prm.metrics import first_error_accuracies, harmonic_mean, ratio, step_f1
 
 
 @dataclass(frozen=True)

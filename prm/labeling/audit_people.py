@@ -3,7 +3,7 @@
 Where solutions carry a human first error (imported with :mod:`prm.datagen.intake`), :func:`audit_against_people`
 scores a method the way ProcessBench scores a critic: its predicted first error (the first step it labels wrong,
 -1 when it labels every step right, a miss when an unlabeled step comes first; :func:`prm.labeling.audit.
-predicted_first_errors`) against the label, by :func:`prm.evaluation.processbench.official_score`. Besides:
+predicted_first_errors`) against the label, by :func:`prm.metrics.processbench.official_score`. Besides:
 
 * step precision and recall of "wrong", on the steps people's label decides (those up to the first error);
 * cost per solution: rollouts and generated tokens the method used, and seconds when the caller timed it;
@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from prm.evaluation import official_score, problem_bootstrap_ci, ratio
 from prm.format import markdown_table
 from prm.labeling.audit import predicted_first_errors
+from prm.metrics import official_score, problem_bootstrap_ci, ratio
 
 PEOPLE_EXPERIMENT = "label_audit_people"  # prm_evaluations.experiment of these rows
 PEOPLE_METRICS = ("processbench_f1", "first_error_acc", "correct_acc", "step_precision", "step_recall",

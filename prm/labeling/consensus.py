@@ -88,6 +88,14 @@ class ConsensusRun:
         return [lb.to_row() for lb in self.labels]
 
 
+@dataclass(frozen=True)
+class ConsensusResult:
+    """What the consensus labeler produced: the policy applied, and every solution's verdicts it combined."""
+
+    run: ConsensusRun
+    verdicts: tuple[SolutionVerdicts, ...]
+
+
 Policy = Callable[[SolutionVerdicts, ConsensusConfig], int | None]
 
 
@@ -216,8 +224,8 @@ def consensus_report(verdicts: Sequence[SolutionVerdicts], steps: Sequence[Mappi
 
 class ConsensusLabeler:
     """Consensus behind the one interface, derived variant: reads the partition's ``steps``, ``step_labels``
-    (its own rows left out), ``judgments`` and ``verifications``; the :class:`ConsensusRun` and the verdicts
-    are in ``extra["consensus_run"]`` and ``extra["verdicts"]``."""
+    (its own rows left out), ``judgments`` and ``verifications``; the label run's ``result`` is a
+    :class:`ConsensusResult` (the :class:`ConsensusRun` and the verdicts)."""
 
     reads = ("steps", "step_labels", "judgments", "verifications")
 
@@ -225,9 +233,9 @@ class ConsensusLabeler:
         self.config = config or ConsensusConfig()
         self.name = name
 
-    def label(self, rows: PartitionRows) -> LabelRun:
+    def label(self, rows: PartitionRows) -> LabelRun[ConsensusResult]:
         """Collect every method's first errors and apply ``config.policy``."""
         labels = [r for r in rows["step_labels"] if r["method"] != CONSENSUS]
         verdicts = collect_verdicts(rows["steps"], labels, rows["judgments"], rows["verifications"])
         run = apply_policy(verdicts, self.config)
-        return derived_run(self.name, run.labels, consensus_run=run, verdicts=verdicts)
+        return derived_run(self.name, run.labels, result=ConsensusResult(run, tuple(verdicts)))

@@ -277,7 +277,7 @@ def judge_solutions(solutions: Sequence[SolutionToLabel], backend: GenerationBac
 
 class JudgeLabeler:
     """The LLM judge behind the one labeler interface: ``label(solutions, backend)`` runs
-    :func:`judge_solutions`; the :class:`JudgeRun` (with its ``judgments`` rows) is in ``extra["judge_run"]``."""
+    :func:`judge_solutions`; the :class:`JudgeRun` (with its ``judgments`` rows) is the label run's ``result``."""
 
     def __init__(self, config: JudgeConfig | None = None, name: str = JUDGE) -> None:
         self.config = config or JudgeConfig()
@@ -285,9 +285,9 @@ class JudgeLabeler:
 
     def label(self, solutions: Sequence[SolutionToLabel], backend: GenerationBackend, *,
               skip: Collection[str] = (), questions: Mapping[str, str] | None = None,
-              tokenizer: Any = None) -> LabelRun:
+              tokenizer: Any = None) -> LabelRun[JudgeRun]:
         """Judge ``solutions`` (minus ``skip``); see :func:`judge_solutions` for ``questions`` and ``tokenizer``."""
         run = judge_solutions(solutions, backend, self.config, questions=questions, tokenizer=tokenizer, skip=skip)
         return LabelRun(method=self.name, labels=run.labels, new_rollouts=(), cost_rollouts=0,
                         cost_tokens=run.cost_tokens, sampler_calls=1 if run.judgments or run.errors else 0,
-                        solution_ids=tuple(j.solution_id for j in run.judgments), extra={"judge_run": run})
+                        solution_ids=tuple(j.solution_id for j in run.judgments), result=run)

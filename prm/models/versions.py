@@ -15,8 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from prm.models.constants import ARITH_PRM_NAME
 from prm.models.digests import file_sha256
 from prm.models.registry import resolve_model
+from prm.models.shipped import PRM_DIGESTS_KEY, PRM_RESTORE, read_prm_card_entry, shipped_folder
 
 # Every file a loader reads that changes a score. Cards, READMEs and checkpoints are left out: writing a card after
 # training (as the shipped PRM's build does) must not change the version it records.
@@ -180,3 +182,13 @@ def check_score_files(folder: str | Path, declared: Any, *, fix: str) -> dict[st
         raise ValueError(f"the model in {folder} does not match the digests in its card: {'; '.join(changes)}. It "
                          f"would load and score differently from the model its card describes; {fix}")
     return actual
+
+
+def verify_shipped_prm(folder: str | Path | None = None) -> dict[str, Any]:
+    """The shipped PRM card's ``shipped`` entry, after checking every file that changes the PRM's scores (weights,
+    tokenizer, config, recipe) and its reference policy against the card's digests; ``ValueError`` names each file
+    that changed and says how to restore the folder."""
+    folder = Path(folder) if folder is not None else shipped_folder(ARITH_PRM_NAME)
+    _, entry = read_prm_card_entry(folder)
+    check_score_files(folder, entry.get(PRM_DIGESTS_KEY), fix=PRM_RESTORE)
+    return entry

@@ -70,7 +70,7 @@ from prm.rewards import UNCONDITIONED, RewardConfig, Rewarder, ScoredCompletion,
 from prm.rewards.adapters.chat_template import ChatMarkers, markers_from_tokenizer
 from prm.rewards.adapters.messages import label_answer, problem_text
 from prm.rewards.adapters.openrlhf import remote_payload
-from prm.scoring import StepAssessment, assess_batch
+from prm.scoring import Scorer, StepAssessment, assess_batch
 
 __all__ = ["RewardEngine", "SampleResult", "ServerConfig", "ServerThread", "create_app"]
 
@@ -240,7 +240,7 @@ class RewardEngine:
 
     def __init__(self, load: Callable[[], Any], config: ServerConfig | None = None) -> None:
         self.config = config or ServerConfig()
-        self.scorer: Any = None
+        self.scorer: Scorer | None = None
         self.markers: tuple[ChatMarkers, ...] = ()  # chat templates prompts are read back through
         self.max_chars: int | None = None  # characters past the PRM's context (see ServerConfig.max_chars_per_token)
         self._load = load

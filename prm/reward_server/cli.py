@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from prm.models import SHIPPED_MODELS
 from prm.reward_server.constants import (
     DEFAULT_MAX_CHARS_PER_TOKEN,
     DEFAULT_MAX_SAMPLES,
@@ -36,7 +37,7 @@ def _fail(what: str, todo: str) -> None:
 def main() -> None:
     """Serve process-reward-model rewards to RL frameworks (OpenRLHF, verl, dense-reward managers).
 
-    Example: prm-reward serve --model models/prm-omegaprm --shaping min --port 8000
+    Example: prm-reward serve --prm arith-prm --shaping min --port 8000
     """
 
 
@@ -61,8 +62,9 @@ def server_dtype(dtype: str, device: str) -> str:
 
 
 @main.command()
-@click.option("--model", "model_dir", required=True, type=click.Path(path_type=Path),
-              help="PRM folder, e.g. one prm.training.train_prm wrote (an LM-head PRM needs --engine transformers).")
+@click.option("--prm", "--model", "model_dir", required=True,
+              help="PRM folder (e.g. one prm.training.train_prm wrote) or a shipped PRM's name, e.g. arith-prm (an "
+                   "LM-head PRM needs --engine transformers).")
 @click.option("--shaping", type=click.Choice(SHAPING_NAMES), default="min", show_default=True,
               help="How step scores become one reward (min is PURE's min-form; sum is the naive, hackable form).")
 @click.option("--outcome-weight", type=float, default=DEFAULT_OUTCOME_WEIGHT, show_default=True,
@@ -117,22 +119,24 @@ def server_dtype(dtype: str, device: str) -> str:
                    "tried before the PRM's own and the common families when a prompt is read back to its question.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
               show_default=True)
-def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: float, eta: float, prof_filter: bool,
+def serve(model_dir: str, shaping: str, outcome_weight: float, temperature: float, eta: float, prof_filter: bool,
           host: str, port: int, max_batch: int, forward_batch: int | None, max_wait_ms: float, max_body_bytes: int,
           max_inflight_body_bytes: int, max_header_bytes: int, read_timeout: float, header_timeout: float,
           max_connections: int, max_samples: int, max_steps: int, max_chars_per_token: int, pace: float, engine: str,
           device: str, dtype: str, threads: int | None, trust_remote_code: bool, chat_template: str | None,
           log_level: str) -> None:
-    """Serve the PRM in --model over HTTP until interrupted.
+    """Serve the PRM in --prm (alias --model) over HTTP until interrupted.
 
     Endpoints: POST /get_reward (OpenRLHF --remote_rm_url), POST /score (verl compute_score),
     POST /steps (per-step scores with character spans), GET /health, GET /ready (200 once the model loaded).
 
-    Example: prm-reward serve --model models/prm-omegaprm --shaping min --outcome-weight 0 --port 8000
+    Example: prm-reward serve --prm arith-prm --shaping min --outcome-weight 0 --port 8000
     """
-    if not (model_dir / "config.json").is_file():
-        _fail(f"no PRM folder at {model_dir} (no config.json)",
-              "pass --model DIR, a folder prm.training.train_prm wrote or a downloaded PRM")
+    try:
+        folder = prm_folder(model_dir)
+    except (OSError, ValueError) as err:
+        _fail(str(err), "pass --model DIR (alias --prm): a folder prm.training.train_prm wrote, a downloaded PRM "
+              "or a shipped PRM's name (arith-prm)")
     if engine == "vllm":
         from prm.scoring import vllm_installed
 
@@ -163,7 +167,26 @@ def serve(model_dir: Path, shaping: str, outcome_weight: float, temperature: flo
     except ValueError as err:
         _fail(str(err), "fix the option it names (see prm-reward serve --help)")
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    run_server(model_dir, config, scorer_config, host=host, port=port, log_level=log_level)
+    run_server(folder, config, scorer_config, host=host, port=port, log_level=log_level)
+
+
+def prm_folder(name: str | Path) -> Path:
+    """The PRM folder ``--prm`` names: an existing folder, or a shipped PRM's registered name (``arith-prm``,
+    resolved and digest-checked by :func:`prm.models.resolve_model`); a FileNotFoundError saying which otherwise.
+
+    >>> prm_folder("/nowhere")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no PRM folder at /nowhere (no config.json)
+    """
+    path = Path(name)
+    if not path.exists() and str(name) in SHIPPED_MODELS and SHIPPED_MODELS[str(name)].kind == "prm":
+        from prm.models import resolve_model
+
+        path = Path(resolve_model(str(name)))
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(f"no PRM folder at {name} (no config.json)")
+    return path
 
 
 def _device(choice: str) -> str:

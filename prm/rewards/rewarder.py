@@ -9,12 +9,15 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prm.rewards.config import RewardConfig
 from prm.rewards.outcome import outcome_rewards
 from prm.rewards.shaping import ShapedReward, reward_for
 from prm.rewards.steps import StepRewards, step_rewards_batch, strip_padding
+
+if TYPE_CHECKING:
+    from prm.scoring import Scorer, ScorerConfig
 
 logger = logging.getLogger(__name__)
 # Why a completion whose problem is None was not scored: the PRM is conditioned on the question, and scoring the
@@ -71,7 +74,7 @@ class Rewarder:
     [0.75, 0.25]
     """
 
-    def __init__(self, scorer: Any, config: RewardConfig | None = None, batch_size: int | None = None) -> None:
+    def __init__(self, scorer: Scorer, config: RewardConfig | None = None, batch_size: int | None = None) -> None:
         self.scorer, self.config, self.batch_size = scorer, config or RewardConfig(), batch_size
 
     def score(self, problems: Sequence[str | None], completions: Sequence[str],
@@ -99,12 +102,13 @@ class Rewarder:
                 for r, o, miss in zip(steps, outcomes, missing, strict=True)]
 
 
-_SCORERS: dict[tuple[str, Any], Any] = {}
+_SCORERS: dict[tuple[str, Any], Scorer] = {}
 _LOCK = threading.Lock()
 
 
-def cached_scorer(prm_dir: str | Path, scorer_config: Any = None) -> Any:
-    """The :class:`prm.scoring.PRMScorer` of ``prm_dir``, loaded once per process and config.
+def cached_scorer(prm_dir: str | Path, scorer_config: ScorerConfig | None = None) -> Scorer:
+    """The scorer of ``prm_dir`` (a folder or a shipped PRM's name, as ``load_prm`` takes), loaded once per
+    process and config.
 
     File-style adapters (verl's ``compute_score``, OpenRLHF's ``reward_func``) are called once per sample
     or batch with no place to keep state, so the model is kept here. Thread-safe: concurrent first calls
@@ -120,6 +124,7 @@ def cached_scorer(prm_dir: str | Path, scorer_config: Any = None) -> Any:
         return _SCORERS[key]
 
 
-def load_rewarder(prm_dir: str | Path, config: RewardConfig | None = None, scorer_config: Any = None) -> Rewarder:
+def load_rewarder(prm_dir: str | Path, config: RewardConfig | None = None,
+                  scorer_config: ScorerConfig | None = None) -> Rewarder:
     """A :class:`Rewarder` over the PRM in ``prm_dir`` (loaded once per process, see :func:`cached_scorer`)."""
     return Rewarder(cached_scorer(prm_dir, scorer_config), config)

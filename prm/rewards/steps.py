@@ -19,11 +19,10 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from prm.format import ContextOverflowError, segment
 from prm.rewards.constants import NO_STEP_SCORE, PAD_TEXTS
-from prm.scoring import assess_batch
+from prm.scoring import Scorer, assess_batch
 
 Span = tuple[int, int]
 
@@ -90,7 +89,7 @@ def _segment(completion: str, pad_texts: Sequence[str]) -> tuple[list[str], list
     return list(seg.steps), [(s + start, e + start) for s, e in seg.spans]
 
 
-def fitting_prefix(scorer: Any, problem: str, steps: Sequence[str]) -> int:
+def fitting_prefix(scorer: Scorer, problem: str, steps: Sequence[str]) -> int:
     """How many leading steps fit the PRM's context (``scorer.encode`` raises ContextOverflowError past it).
 
     Prefixes of 1, 2, 4, ... steps are encoded until one overflows, then the longest that fits is binary-searched
@@ -126,7 +125,7 @@ def fitting_prefix(scorer: Any, problem: str, steps: Sequence[str]) -> int:
     return lo
 
 
-def step_rewards_batch(scorer: Any, items: Sequence[tuple[str, str]], pad_texts: Sequence[str] = PAD_TEXTS,
+def step_rewards_batch(scorer: Scorer, items: Sequence[tuple[str, str]], pad_texts: Sequence[str] = PAD_TEXTS,
                        batch_size: int | None = None) -> list[StepRewards]:
     """:func:`step_rewards` of many ``(prompt, completion)`` pairs, scored in padded batches.
 
@@ -156,7 +155,7 @@ def step_rewards_batch(scorer: Any, items: Sequence[tuple[str, str]], pad_texts:
             for row, (steps, spans), n_unread in zip(assessed, segmented, unread, strict=True)]
 
 
-def step_rewards(scorer: Any, prompt: str, completion: str, pad_texts: Sequence[str] = PAD_TEXTS) -> StepRewards:
+def step_rewards(scorer: Scorer, prompt: str, completion: str, pad_texts: Sequence[str] = PAD_TEXTS) -> StepRewards:
     """P(good) of each step of ``completion`` answering ``prompt`` (the problem text the PRM is conditioned
     on), with the steps' spans in ``completion``; empty lists when it has no steps.
 

@@ -7,15 +7,22 @@ after, and runs marked ``hacked``. Never imports dagster; TRL is imported when a
 
 from prm.rl import trl_warnings  # noqa: F401  (before any TRL import: see the module)
 from prm.rl.config import ARMS, RLRunConfig
-from prm.rl.constants import POLICY_SUBDIR
+from prm.rl.constants import OUTCOME, POLICY_SUBDIR, PRIME, PRIME_PLAIN, PRM_MIN, PROCESS, RESULT_FILE
 from prm.rl.curve import HeldOutPoint, hacked_at
 from prm.rl.data import eval_problems, split_pool, warehouse_problems
+from prm.rl.flawed import flawed_ci, flawed_diff, flawed_share
 from prm.rl.grpo import ArmResult, HeldOut, run_grpo
 from prm.rl.report import Comparison, compare_arms, latest_hacked, latest_run_metrics, metric_rows, plot_arms
 
 __all__ = [
     "ARMS",
+    "OUTCOME",
     "POLICY_SUBDIR",
+    "PRIME",
+    "PRIME_PLAIN",
+    "PRM_MIN",
+    "PROCESS",
+    "RESULT_FILE",
     "ArmResult",
     "Comparison",
     "HeldOut",
@@ -23,6 +30,9 @@ __all__ = [
     "RLRunConfig",
     "compare_arms",
     "eval_problems",
+    "flawed_ci",
+    "flawed_diff",
+    "flawed_share",
     "hacked_at",
     "latest_hacked",
     "latest_run_metrics",

@@ -9,6 +9,8 @@ from types import MappingProxyType
 from prm.policy import MAX_OPERAND
 from prm.rewards import DEFAULT_TEMPERATURE, RewardConfig
 from prm.rl.constants import (
+    FIRST_ERROR,
+    FLAWED_PENALTY,
     GENERATIONS,
     MAX_EVAL,
     MAX_KL_BETA,
@@ -22,9 +24,11 @@ from prm.rl.constants import (
     PROCESS,
     PROCESS_CLIP_DELTA,
     PROCESS_PURE,
+    PROGRS,
 )
 from prm.rl.prime import PrimeConfig
 from prm.rl.process_grpo import ProcessConfig
+from prm.rl.verified_arms import DEFAULT_FLAWED_PENALTY, flawed_reward_config
 from prm.settings import (
     check_batch,
     check_count,
@@ -56,12 +60,20 @@ ARMS: MappingProxyType[str, RewardConfig] = MappingProxyType({
     # scores for the logs; their advantages come from the online implicit PRM (PRIME_ARMS).
     PRIME: RewardConfig(shaping="min", outcome_weight=1.0),
     PRIME_PLAIN: RewardConfig(shaping="min", outcome_weight=1.0),
+    # prm.rl.verified_arms. first_error and progrs return the outcome and record the step scores, as the process arm;
+    # their advantages come from PROCESS_ARMS. flawed_penalty is a scalar reward: FAPO's, at the default penalty
+    # (RLRunConfig.flawed_penalty sets the one a run uses: arm_reward_config).
+    FIRST_ERROR: RewardConfig(shaping="min", outcome_weight=1.0),
+    PROGRS: RewardConfig(shaping="min", outcome_weight=1.0),
+    FLAWED_PENALTY: flawed_reward_config(DEFAULT_FLAWED_PENALTY),
 })
 # Arms trained by prm.rl.process_grpo's trainer (per-token advantages) instead of TRL's GRPOTrainer.
 PROCESS_ARMS: MappingProxyType[str, ProcessConfig] = MappingProxyType({
     PROCESS: ProcessConfig(),
     PROCESS_PURE: ProcessConfig(credit="pure"),
     PROCESS_CLIP_DELTA: ProcessConfig(credit="clip_delta"),
+    FIRST_ERROR: ProcessConfig(credit="first_error"),
+    PROGRS: ProcessConfig(credit="progrs"),
 })
 # Arms trained by prm.rl.prime's trainer: PRIME's online implicit PRM, from the LM-head PRM or from the policy.
 PRIME_ARMS: MappingProxyType[str, PrimeConfig] = MappingProxyType({
@@ -122,6 +134,10 @@ class RLRunConfig:
     eval_every: int = 0
     logging_steps: int = 1  # every step: the reward curve is the point
     save_policy: bool = True  # keep each arm's trained policy under <out>/<arm>/policy
+    # The flawed_penalty arm (FAPO): a right answer with a step the PRM scores below its threshold earns 1 - this.
+    # FAPO's parameter-free choice is 0.5 on this {0, 1} outcome scale (prm.rl.verified_arms); choose another on
+    # validation. 0: the outcome arm; 1: a flawed positive earns what a wrong answer does.
+    flawed_penalty: float = DEFAULT_FLAWED_PENALTY
 
     def __post_init__(self) -> None:
         for f in fields(self):  # 1 and 1.0 are one config; a NaN or an infinity is refused here
@@ -177,6 +193,8 @@ class RLRunConfig:
         check_temperature("eval_temperature", self.eval_temperature)
         check_steps("eval_every", self.eval_every, low=0)  # 0: held-out accuracy before and after only
         check_steps("logging_steps", self.logging_steps)
+        check_range("flawed_penalty", self.flawed_penalty, low=0.0, high=1.0,
+                    why="a right answer with a flawed step earns 1 - penalty: between a right and a wrong answer")
 
     @property
     def prompts_per_step(self) -> int:
@@ -186,6 +204,17 @@ class RLRunConfig:
         4
         """
         return self.batch_size // self.num_generations
+
+    def reward_config(self, arm: str) -> RewardConfig:
+        """The reward of ``arm`` under this config: :data:`ARMS` ``[arm]``, with :attr:`flawed_penalty` for the
+        flawed_penalty arm.
+
+        >>> RLRunConfig(flawed_penalty=0.25).reward_config("flawed_penalty").prof_weight
+        0.75
+        """
+        if arm == FLAWED_PENALTY:
+            return flawed_reward_config(self.flawed_penalty)
+        return ARMS[arm]
 
     def to_dict(self) -> dict:
         """JSON-ready fields (tuples become lists)."""

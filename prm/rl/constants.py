@@ -21,6 +21,13 @@ PRM_SOFT_MIN = "prm_soft_min"
 # started from the step-trained LM-head PRM (prime) or from the policy itself, as PRIME does (prime_plain).
 PRIME = "prime"
 PRIME_PLAIN = "prime_plain"
+# Arms that use the PRM only where it can be checked (prm.rl.verified_arms): VPPO's verified prefix (the PRM's first
+# error splits each completion, the prefix rewarded, the rest penalised), PROGRS' outcome-conditioned centering (wrong
+# answers' PRM scores centred among themselves, added to the outcome advantage) and FAPO's reduced reward for a right
+# answer with a wrong step.
+FIRST_ERROR = "first_error"
+PROGRS = "progrs"
+FLAWED_PENALTY = "flawed_penalty"
 # Outcome share of the process arm's advantage, (1 - w) * process + w * outcome: 0.5, the same balance as the
 # scalar PRM arms' outcome_weight (prm.rewards.constants.DEFAULT_OUTCOME_WEIGHT); 0 is DeepSeekMath's pure form.
 DEFAULT_PROCESS_OUTCOME_WEIGHT = 0.5

@@ -27,7 +27,8 @@ from collections.abc import Sequence
 
 from prm.rewards import clip, delta
 
-CREDITS = ("deepseek", "pure", "clip_delta")  # prm.rl.process_grpo.ProcessConfig.credit
+# prm.rl.process_grpo.ProcessConfig.credit; "first_error" and "progrs": prm.rl.verified_arms
+CREDITS = ("deepseek", "pure", "clip_delta", "first_error", "progrs")
 
 
 def step_lengths(end_tokens: Sequence[int | None]) -> list[int]:

@@ -22,12 +22,14 @@ from typing import Any
 
 import torch
 
-from prm.evaluation import bootstrap_mean_ci, paired_bootstrap_diff_ci
+from prm.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci
+from prm.models import SHIPPED_MODELS, resolve_model
 from prm.policy import EvalTable, default_device, sample_solutions
 from prm.rewards import RewardConfig, Rewarder, load_rewarder
 from prm.rl.config import ARMS, PRIME_ARMS, PROCESS_ARMS, RLRunConfig
 from prm.rl.constants import (
     ADAPTER_KEYS,
+    FLAWED_PENALTY,
     POLICY_SUBDIR,
     PRIME_ACCURACY,
     PRIME_LOSS,
@@ -44,6 +46,7 @@ from prm.rl.constants import (
 )
 from prm.rl.curve import HeldOutPoint, curve_callback, hacked_at
 from prm.rl.data import dataset_rows, eval_problems, split_pool, train_problems, training_prompts
+from prm.rl.flawed import flawed_ci, flawed_counts, flawed_share
 from prm.rl.gold import score_heldout
 from prm.scoring import cuda_bf16
 from prm.tasks import ArithmeticProblem, stable_id
@@ -67,6 +70,18 @@ class HeldOut:
     table: EvalTable  # answer accuracy, per-step error, mixed share, mean steps per difficulty (n_ops=0 pooled)
     mean_chars: float  # mean completion length in characters
     mean_min_step_score: float  # the PRM's lowest step score, averaged: it rises when steps look better to the PRM
+    # Per held-out problem, (right answers with a wrong step by exact truth, right answers): prm.rl.flawed. Empty
+    # without step truth (a pool with problems other than generated arithmetic) and in results saved before.
+    flawed: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def flawed_share(self) -> float | None:
+        """Share of right answers with a wrong step (flawed positives); None without step truth or right answers."""
+        return flawed_share(self.flawed)
+
+    def flawed_ci(self) -> tuple[float, float] | None:
+        """95% bootstrap interval of :attr:`flawed_share` over held-out problems."""
+        return flawed_ci(self.flawed)
 
     @property
     def accuracy(self) -> float:
@@ -139,7 +154,8 @@ class CurvePoint:
 
 def _point(step: int, held: HeldOut) -> HeldOutPoint:
     """A held-out curve point from a :class:`HeldOut` (no mean step score: HeldOut keeps the lowest only)."""
-    return HeldOutPoint(step, held.accuracy, held.mean_steps, held.mean_chars, None, held.mean_min_step_score)
+    return HeldOutPoint(step, held.accuracy, held.mean_steps, held.mean_chars, None, held.mean_min_step_score,
+                        step_error=held.step_error, flawed_share=held.flawed_share)
 
 
 @dataclass(frozen=True)
@@ -169,8 +185,10 @@ class ArmResult:
 
     @property
     def hacked_at(self) -> int | None:
-        """The first step the hack rule (:func:`prm.rl.curve.hacked_at`) fired at, None when it did not."""
-        return hacked_at(self.heldout_points)
+        """The first step the hack rule (:func:`prm.rl.curve.hacked_at`) fired at, None when it did not: from the
+        held-out curve, the start's accuracy interval and the training reward curve."""
+        return hacked_at(self.heldout_points, start_ci=self.before.accuracy_ci(),
+                         rewards=[(p.step, p.reward) for p in self.curve if p.reward is not None])
 
     def summary(self) -> dict[str, Any]:
         """One flat row of the comparison table (``*_before`` / ``*_after`` pairs, pooled over eval_ops).
@@ -191,6 +209,9 @@ class ArmResult:
             "reward_first": window_mean(rewards, last=False), "reward_last": window_mean(rewards, last=True),
             "train_s": round(self.train_s, 1), "wall_s": round(self.wall_s, 1),
             "hacked": self.hacked_at is not None, "hacked_at": self.hacked_at,
+            # right answers with a wrong step by exact truth (None without step truth), 95% interval over problems
+            "flawed_before": self.before.flawed_share, "flawed_after": self.after.flawed_share,
+            "flawed_after_ci": self.after.flawed_ci(),
             "curve": [[p.step, p.accuracy] for p in self.heldout_points],  # held-out accuracy against step
         }
 
@@ -215,7 +236,8 @@ class ArmResult:
         """The result :meth:`to_dict` wrote (extra keys such as ``summary`` and ``config`` are ignored)."""
 
         def held(d: Mapping[str, Any]) -> HeldOut:
-            return HeldOut(EvalTable.from_dict(d["table"]), d["mean_chars"], d["mean_min_step_score"])
+            return HeldOut(EvalTable.from_dict(d["table"]), d["mean_chars"], d["mean_min_step_score"],
+                           tuple((int(f), int(c)) for f, c in d.get("flawed") or ()))
 
         return cls(arm=data["arm"], reward=RewardConfig(**data["reward"]), steps=data["steps"],
                    before=held(data["before"]), after=held(data["after"]),
@@ -238,15 +260,19 @@ def run_key(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig, ar
         key["process"] = PROCESS_ARMS[arm].key()
     if arm in PRIME_ARMS:
         key["prime"] = asdict(PRIME_ARMS[arm])
+    if arm == FLAWED_PENALTY:
+        key["flawed_penalty"] = config.flawed_penalty
     if problems is not None:  # a pool (the warehouse's problems): the result holds for these problems only
         key["problems"] = stable_id("pool", *sorted(p.problem_id for p in problems))
     return key
 
 
 def _shared(config: Mapping[str, Any]) -> dict[str, Any]:
-    """An arm's config without the list of arms compared (adding an arm must not rerun the finished ones), and
-    without ``eval_every`` at its 0 (results written before the held-out curve existed keep their key)."""
-    return {k: v for k, v in config.items() if k != "arms" and not (k == "eval_every" and not v)}
+    """An arm's config without the list of arms compared (adding an arm must not rerun the finished ones), without
+    ``eval_every`` at its 0 (results written before the held-out curve existed keep their key), and without
+    ``flawed_penalty`` (only the flawed_penalty arm reads it: :func:`run_key` adds it there)."""
+    return {k: v for k, v in config.items()
+            if k not in ("arms", "flawed_penalty") and not (k == "eval_every" and not v)}
 
 
 def load_result(out_dir: str | Path, key: Mapping[str, Any]) -> ArmResult | None:
@@ -311,8 +337,8 @@ def _online_step_reading(online: Any, problems: Sequence[Any], samples: Sequence
                          ) -> tuple[float | None, float | None]:
     """(step AUC against exact step truth, mean step score) of an online implicit PRM on held-out samples of
     generated arithmetic (first-error convention); (None, None) where no step has truth or only one class."""
-    from prm.evaluation import roc_auc
     from prm.format import first_error_of, labels_from_first_error, split_steps
+    from prm.metrics import roc_auc
     from prm.tasks import step_truth
 
     items, labels = [], []
@@ -344,29 +370,32 @@ def measure_heldout(model: Any, tokenizer: Any, problems: Sequence[ArithmeticPro
     texts = [t for texts in samples for t in texts]
     scored = rewarder.score(questions, texts, golds)
     held = HeldOut(table=table, mean_chars=sum(map(len, texts)) / max(len(texts), 1),
-                   mean_min_step_score=sum(s.shaped.min_step_score for s in scored) / max(len(scored), 1))
+                   mean_min_step_score=sum(s.shaped.min_step_score for s in scored) / max(len(scored), 1),
+                   flawed=flawed_counts(problems, samples))
     step_scores = [x for s in scored for x in s.steps.scores if math.isfinite(x)]
     auc, online_mean = _online_step_reading(online, problems, samples) if online is not None else (None, None)
     point = HeldOutPoint(step, held.accuracy, held.mean_steps, held.mean_chars,
                          sum(step_scores) / len(step_scores) if step_scores else None, held.mean_min_step_score,
-                         auc, online_mean)
+                         auc, online_mean, step_error=held.step_error, flawed_share=held.flawed_share)
     return held, point
 
 
-def arm_reward(arm: str, prm_dir: str | Path, tokenizer: Any) -> Callable[..., list[float]]:
-    """The GRPO reward function of ``arm``: prm.rewards' TRL adapter over :data:`ARMS` ``[arm]``, named after
-    the arm (TRL logs ``rewards/<arm>/mean``); EOS and pad mark a finished completion, anything else is
-    truncated and earns no outcome reward."""
+def arm_reward(arm: str, prm_dir: str | Path, tokenizer: Any, reward: RewardConfig | None = None
+               ) -> Callable[..., list[float]]:
+    """The GRPO reward function of ``arm``: prm.rewards' TRL adapter over ``reward`` (default :data:`ARMS`
+    ``[arm]``; :meth:`RLRunConfig.reward_config` for a run's), named after the arm (TRL logs
+    ``rewards/<arm>/mean``); EOS and pad mark a finished completion, anything else is truncated and earns no
+    outcome reward."""
     from prm.rewards.adapters.trl import make_trl_reward
 
     if arm not in ARMS:
         raise ValueError(f"arm={arm!r} is unknown; choose from {tuple(ARMS)}")
-    return make_trl_reward(prm_dir, ARMS[arm], name=arm,
+    return make_trl_reward(prm_dir, reward or ARMS[arm], name=arm,
                            eos_token_ids=[tokenizer.eos_token_id, tokenizer.pad_token_id])
 
 
-def arm_trainer(arm: str, prm_dir: str | Path, tokenizer: Any, policy_dir: str | Path | None = None
-                ) -> tuple[Callable[..., list[float]], type, dict[str, Any]]:
+def arm_trainer(arm: str, prm_dir: str | Path, tokenizer: Any, policy_dir: str | Path | None = None,
+                reward: RewardConfig | None = None) -> tuple[Callable[..., list[float]], type, dict[str, Any]]:
     """The reward function, trainer class and extra trainer kwargs of ``arm``: TRL's ``GRPOTrainer`` over
     :func:`arm_reward`, or for a process arm (:data:`prm.rl.config.PROCESS_ARMS`) the per-token trainer of
     :mod:`prm.rl.process_grpo` over the same TRL adapter, whose rewarder records the step scores, or for a prime
@@ -375,7 +404,7 @@ def arm_trainer(arm: str, prm_dir: str | Path, tokenizer: Any, policy_dir: str |
     if arm not in PROCESS_ARMS and arm not in PRIME_ARMS:
         from trl import GRPOTrainer
 
-        return arm_reward(arm, prm_dir, tokenizer), GRPOTrainer, {}
+        return arm_reward(arm, prm_dir, tokenizer, reward), GRPOTrainer, {}
     from prm.rewards.adapters.trl import reward_function
     from prm.rl.process_grpo import RecordingRewarder, process_trainer_class
 
@@ -489,6 +518,7 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
     """
     if arm not in ARMS:
         raise ValueError(f"arm={arm!r} is unknown; choose from {tuple(ARMS)}")
+    prm_dir = resolve_model(prm_dir) if str(prm_dir) in SHIPPED_MODELS and not Path(prm_dir).exists() else prm_dir
     if not (Path(prm_dir) / "config.json").is_file():
         raise FileNotFoundError(f"no PRM at {prm_dir} (no config.json); pass a folder written by "
                                 "prm.training.train_prm, e.g. the prm_model asset's models/prm/model")
@@ -508,7 +538,8 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
         if before is None:
             before = evaluate_heldout(model, tokenizer, held, rewarder, config)
         train = pooled if pooled is not None else train_problems(config, exclude={p.problem_id for p in held})
-        arm_fn, trainer_cls, trainer_kwargs = arm_trainer(arm, prm_dir, tokenizer, policy_dir)
+        arm_fn, trainer_cls, trainer_kwargs = arm_trainer(arm, prm_dir, tokenizer, policy_dir,
+                                                          config.reward_config(arm))
         online = trainer_kwargs.get("online")
         reward, batches = _recording(arm_fn)
         points: list[HeldOutPoint] = []
@@ -535,7 +566,8 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
             trainer.save_model(str(policy))
     finally:
         torch.set_num_threads(threads)
-    result = ArmResult(arm=arm, reward=ARMS[arm], steps=trainer.state.global_step, before=before, after=after,
+    result = ArmResult(arm=arm, reward=config.reward_config(arm), steps=trainer.state.global_step, before=before,
+                       after=after,
                        curve=reward_curve(trainer.state.log_history, reward.__name__),
                        first_batch=batches[0] if batches else (), last_batch=batches[-1] if batches else (),
                        train_s=train_s, wall_s=time.perf_counter() - start, policy_dir=policy,

@@ -51,6 +51,7 @@ from prm.rl.process_advantages import (
     step_scores,
     token_advantages,
 )
+from prm.rl.verified_arms import FIRST_ERROR_THRESHOLD, first_error_step_rewards, progrs_bonus
 from prm.settings import check_range
 
 logger = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ class ProcessConfig:
     >>> ProcessConfig(credit="sum")
     Traceback (most recent call last):
     ...
-    ValueError: credit='sum' must be one of ('deepseek', 'pure', 'clip_delta')
+    ValueError: credit='sum' must be one of ('deepseek', 'pure', 'clip_delta', 'first_error', 'progrs')
     """
 
     # Weight of the outcome reward's GRPO advantage in the mix; 0 is DeepSeekMath's pure process supervision.
@@ -92,6 +93,8 @@ class ProcessConfig:
     credit: str = "deepseek"
     temperature: float = DEFAULT_TEMPERATURE  # pure: weights softmax(-r / T); PURE's T = 0.1
     eta: float = DEFAULT_ETA  # clip_delta: a step costs min(r - eta, 0)
+    # first_error (VPPO): a step scored below this is the PRM's first error; the PRM's own wrong-step threshold
+    threshold: float = FIRST_ERROR_THRESHOLD
 
     def __post_init__(self) -> None:
         check_range("outcome_weight", self.outcome_weight, low=0.0, high=1.0,
@@ -100,6 +103,7 @@ class ProcessConfig:
             raise ValueError(f"credit={self.credit!r} must be one of {CREDITS}")
         # The same soft min (temperature) and Clip threshold (eta) as a reward's: RewardConfig owns their bounds.
         RewardConfig(shaping="soft_min", temperature=self.temperature, eta=self.eta)
+        check_range("threshold", self.threshold, low=0.0, high=1.0, why="a P(good) below which a step is an error")
 
     def key(self) -> dict[str, Any]:
         """The fields a result depends on, for :func:`prm.rl.grpo.run_key`: the credit fields only where they
@@ -155,29 +159,64 @@ def group_step_rewards(scores: Sequence[Sequence[float]], end_tokens: Sequence[S
         return pure_step_rewards(scores, [step_lengths(e) for e in end_tokens], process.temperature)
     if process.credit == "clip_delta":
         return clip_delta_step_rewards(scores, process.eta)
+    if process.credit == "first_error":
+        return first_error_step_rewards(scores, end_tokens, process.threshold)
+    if process.credit == "progrs":  # no per-step part: a per-completion bonus (process_advantage_matrix)
+        return [[0.0] * len(row) for row in scores]
     return normalise_group(scores)
 
 
 def process_advantage_matrix(scores: Sequence[Sequence[float]], end_tokens: Sequence[Sequence[int | None]],
                              lengths: Sequence[int], num_generations: int, width: int,
-                             process: ProcessConfig | None = None) -> torch.Tensor:
+                             process: ProcessConfig | None = None,
+                             graded: Sequence[tuple[float | None, float]] | None = None) -> torch.Tensor:
     """``(B, width)`` process advantages of a batch whose consecutive runs of ``num_generations`` rows are
     groups (TRL's order): each group's per-step rewards (:func:`group_step_rewards`; by default step scores
-    normalised per group), then summed from each token onward.
+    normalised per group), then summed from each token onward. ``progrs``: each completion's
+    :func:`~prm.rl.verified_arms.progrs_bonus` on every one of its tokens, from ``graded`` = (outcome, PRM score)
+    per completion.
 
     >>> process_advantage_matrix([[1.0], [0.0]], [[0], [1]], [2, 2], 2, 3).tolist()
     [[1.0, 0.0, 0.0], [-1.0, -1.0, 0.0]]
+    >>> process_advantage_matrix([[], []], [[], []], [2, 1], 2, 3, ProcessConfig(credit="progrs"),
+    ...                          [(0.0, 0.75), (0.0, 0.25)]).tolist()
+    [[0.25, 0.25, 0.0], [-0.25, 0.0, 0.0]]
     """
     if len(scores) % num_generations:
         raise ValueError(f"{len(scores)} completions do not split into groups of {num_generations}")
     process = process or ProcessConfig()
     out = torch.zeros(len(scores), width, dtype=torch.float32)
+    if process.credit == "progrs":
+        if graded is None or len(graded) != len(scores):
+            raise ValueError("the progrs credit needs (outcome, PRM score) of every completion (graded=)")
+        for g in range(0, len(scores), num_generations):
+            group = graded[g:g + num_generations]
+            bonus = progrs_bonus([o for o, _ in group], [p for _, p in group])
+            for i, b in zip(range(g, g + num_generations), bonus, strict=True):
+                out[i, : min(lengths[i], width)] = b
+        return out
     for g in range(0, len(scores), num_generations):
         rewards = group_step_rewards(scores[g:g + num_generations], end_tokens[g:g + num_generations], process)
         for i in range(g, g + num_generations):
             row = token_advantages(rewards[i - g], end_tokens[i], min(lengths[i], width))
             out[i, : len(row)] = torch.tensor(row, dtype=torch.float32)
     return out
+
+
+def mix_advantages(process: torch.Tensor, outcome: torch.Tensor, config: ProcessConfig) -> torch.Tensor:
+    """Per-token advantages from the ``(B, T)`` process part and the ``(B,)`` outcome advantage:
+    ``(1 - w) * process + w * outcome``, or for ``progrs`` the outcome advantage plus its bonus, unweighted (so a
+    wrong answer never overtakes a right one).
+
+    >>> mix_advantages(torch.tensor([[1.0, 0.0]]), torch.tensor([2.0]), ProcessConfig()).tolist()
+    [[1.5, 1.0]]
+    >>> mix_advantages(torch.tensor([[0.5, 0.0]]), torch.tensor([-1.0]), ProcessConfig(credit="progrs")).tolist()
+    [[-0.5, -1.0]]
+    """
+    if config.credit == "progrs":
+        return outcome.unsqueeze(1) + process
+    w = config.outcome_weight
+    return (1.0 - w) * process + w * outcome.unsqueeze(1)
 
 
 @functools.cache
@@ -207,15 +246,15 @@ def process_trainer_class() -> type:
                     for i, (n, text, scored) in enumerate(zip(lengths, self.recorder.texts, self.recorder.scored,
                                                               strict=True))]
             # Groups can straddle processes: normalise over every process's rows, keep this process's.
-            every = gather_object([(s, e, int(n)) for (s, e), n in zip(rows, lengths, strict=True)])
+            graded = [(s.shaped.outcome, s.shaped.process) for s in self.recorder.scored]
+            every = gather_object([(s, e, int(n), g) for (s, e), n, g in zip(rows, lengths, graded, strict=True)])
             mode = "train" if self.model.training else "eval"
             groups = self.num_generations if mode == "train" else self.num_generations_eval
             process = process_advantage_matrix([r[0] for r in every], [r[1] for r in every], [r[2] for r in every],
-                                               groups, ids.shape[1], self.process)
+                                               groups, ids.shape[1], self.process, [r[3] for r in every])
             start = self.accelerator.process_index * ids.shape[0]
             process = process[start:start + ids.shape[0]].to(ids.device)
-            w = self.process.outcome_weight
-            output["advantages"] = (1.0 - w) * process + w * output["advantages"].unsqueeze(1)
+            output["advantages"] = mix_advantages(process, output["advantages"], self.process)
             # Logged under their own prefix: the reward function, named after the arm, logs "<arm>/<key>".
             n_steps = [len(s) for s, _ in rows]
             self._metrics[mode]["token_advantage/steps_per_completion"].append(sum(n_steps) / max(len(n_steps), 1))

@@ -2,7 +2,7 @@
 
 Figures use :class:`matplotlib.figure.Figure` on the Agg canvas, never ``pyplot`` (global state and a GUI
 backend are unsafe in Dagster's worker threads), and each file is written beside its target and renamed over
-it, so a reader never sees half a file (as :mod:`prm.evaluation.plots`).
+it, so a reader never sees half a file (as :mod:`prm.reports.plots`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ CURVE_FIELDS = ("reward", "reward_std", "outcome_reward", "process_reward", "min
 # Held-out curve fields (prm.rl.curve.HeldOutPoint), named heldout/<field> in the warehouse at every measured step
 # (step 0 and the last included); the before/after eval/* rows stay as they were.
 HELDOUT_FIELDS = ("accuracy", "mean_steps", "mean_chars", "prm_mean_score", "prm_min_score", "online_step_auc",
-                  "online_mean_score")
+                  "online_mean_score", "step_error", "flawed_share")
 HACKED_METRIC = "run/hacked"  # 1.0 when the hack rule (prm.rl.curve.hacked_at) fired, at the step it fired, else 0.0
 
 
@@ -61,6 +61,10 @@ def _held_rows(arm: str, step: int, held: HeldOut) -> list[dict[str, Any]]:
     if (ci := held.accuracy_ci()) is not None:  # 95% bootstrap over held-out problems
         rows += [{"arm": arm, "step": step, "metric": f"eval/answer_accuracy_ci_{end}", "value": value}
                  for end, value in zip(("low", "high"), ci, strict=True)]
+    if (flawed := held.flawed_share) is not None:  # right answers with a wrong step (exact truth), 95% over problems
+        rows.append({"arm": arm, "step": step, "metric": "eval/flawed_share", "value": flawed})
+        rows += [{"arm": arm, "step": step, "metric": f"eval/flawed_share_ci_{end}", "value": value}
+                 for end, value in zip(("low", "high"), held.flawed_ci() or (), strict=False)]
     rows.append({"arm": arm, "step": step, "metric": "eval/mean_chars", "value": held.mean_chars})
     rows.append({"arm": arm, "step": step, "metric": "eval/min_step_score", "value": held.mean_min_step_score})
     return rows
@@ -71,9 +75,11 @@ def metric_rows(result: ArmResult) -> list[dict[str, Any]]:
     (before) and at the last step (after), ``train/*`` per logged step, ``run/*`` times at the last step.
     ``eval/answer_accuracy_ci_low``/``_high``: the accuracy's 95% interval, and at the last step
     ``eval/answer_accuracy_gain_ci_low``/``_high``: the paired interval of after minus before, both resampling
-    held-out problems (left out for results saved without per-problem accuracy). Non-finite and missing values
-    are left out (the warehouse refuses NaN). ``heldout/*``: the held-out curve (:attr:`ArmResult.heldout_points`);
-    ``run/hacked``: 1.0 at the step the hack rule fired, else 0.0 at the last step."""
+    held-out problems (left out for results saved without per-problem accuracy). ``eval/flawed_share`` (+ ``_ci_low``/
+    ``_high``): the share of right answers with a wrong step by exact truth (generated arithmetic only). Non-finite
+    and missing values are left out (the warehouse refuses NaN). ``heldout/*``: the held-out curve
+    (:attr:`ArmResult.heldout_points`); ``run/hacked``: 1.0 at the step the hack rule fired, else 0.0 at the last
+    step."""
     rows = _held_rows(result.arm, 0, result.before) + _held_rows(result.arm, result.steps, result.after)
     if (gain := accuracy_gain_ci(result.before, result.after)) is not None:
         rows += [{"arm": result.arm, "step": result.steps, "metric": f"eval/answer_accuracy_gain_ci_{end}",
@@ -188,7 +194,7 @@ def plot_arms(results: Sequence[ArmResult], path: str | os.PathLike[str], *,
         bars.grid(alpha=0.3)
         fig.suptitle(title)
         fig.tight_layout()
-        from prm.evaluation import save_png
+        from prm.reports import save_png
 
         return save_png(fig, path)
     xs = range(len(results))
@@ -202,7 +208,7 @@ def plot_arms(results: Sequence[ArmResult], path: str | os.PathLike[str], *,
     bars.legend(fontsize="small")
     fig.suptitle(title)
     fig.tight_layout()
-    from prm.evaluation import save_png  # matplotlib only when a plot is drawn
+    from prm.reports import save_png
 
     return save_png(fig, path)
 

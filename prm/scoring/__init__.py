@@ -1,6 +1,7 @@
 """Scoring steps with a PRM folder of any declared step-tag convention (this project's, Qwen2.5-Math-PRM's,
 Math-Shepherd's), one solution or batches, by transformers or by vLLM's pooling runner, an LM-head PRM step by
-step from its prefix's cached keys/values (:class:`IncrementalScorer`), and the ``step_scores`` warehouse rows."""
+step from its prefix's cached keys/values (:class:`IncrementalScorer`), and the ``step_scores`` warehouse rows.
+Every PRM kind (:data:`PRM_KINDS`) loads into a :class:`Scorer`."""
 
 from prm.scoring.base import context_of
 from prm.scoring.config import ENGINES, cuda_bf16, resolve_dtype
@@ -27,6 +28,8 @@ from prm.scoring.implicit_scorer import (
     token_log_ratios,
 )
 from prm.scoring.incremental import IncrementalScorer
+from prm.scoring.kinds import PRM_KINDS, prm_kind
+from prm.scoring.protocol import Scorer
 from prm.scoring.reading import (
     LOGLIK_AGGREGATIONS,
     Encoded,
@@ -35,9 +38,9 @@ from prm.scoring.reading import (
     step_logliks,
     token_logprobs,
 )
-from prm.scoring.scorer import PRMScorer, ScorerConfig, load_prm
-from prm.scoring.vllm_scorer import VLLMScorer, vllm_installed
-from prm.scoring.warehouse_rows import score_rows_for_warehouse, step_score_rows
+from prm.scoring.scorer import ScorerConfig, load_prm
+from prm.scoring.vllm_scorer import vllm_installed
+from prm.scoring.warehouse_rows import step_score_rows
 
 __all__ = [
     "ENGINES",
@@ -45,14 +48,14 @@ __all__ = [
     "IMPLICIT_LABELS",
     "IMPLICIT_SCORES",
     "LOGLIK_AGGREGATIONS",
+    "PRM_KINDS",
     "REFERENCE_TOKENIZER_KEY",
     "Encoded",
     "ImplicitPRMScorer",
     "IncrementalScorer",
-    "PRMScorer",
+    "Scorer",
     "ScorerConfig",
     "StepAssessment",
-    "VLLMScorer",
     "assess_batch",
     "check_beta",
     "check_reference_tokenizer",
@@ -66,10 +69,10 @@ __all__ = [
     "load_prm",
     "loglik_scores",
     "model_tokenizer_digest",
+    "prm_kind",
     "read_recipe",
     "read_scoring_rule",
     "resolve_dtype",
-    "score_rows_for_warehouse",
     "step_logliks",
     "step_score_rows",
     "token_log_ratios",

@@ -10,6 +10,7 @@ from typing import Any
 
 from prm.files import json_kind
 from prm.format import CONVENTION_FILE, CONVENTIONS, StepTagConvention
+from prm.scoring.kinds import known_names, prm_kind
 
 # The keys a convention file must hold (good_token / bad_token only for an lm_tokens head).
 CONVENTION_KEYS = ("name", "step_tag", "head")
@@ -48,6 +49,9 @@ def read_convention(folder: str | Path) -> StepTagConvention:
     if missing:
         raise ValueError(f"{path}: missing or empty {missing} (a convention names its {list(CONVENTION_KEYS)} as "
                          f"strings); {_CONVENTION_FIX}")
+    if data["head"] not in known_names():
+        raise ValueError(f"{path}: head={data['head']!r} must be one of the PRM kinds {known_names()}; "
+                         f"{_CONVENTION_FIX}")
     try:
         return StepTagConvention.load(folder)
     except (TypeError, ValueError) as err:
@@ -58,7 +62,7 @@ def custom_head(config: dict[str, Any], convention: StepTagConvention) -> bool:
     """Whether the folder keeps its token-classification head in its own code (``auto_map`` names an AutoModel
     and no AutoModelForTokenClassification), as Qwen2.5-Math-PRM does."""
     auto_map = config.get("auto_map") or {}
-    return (convention.head == "token_classification" and "AutoModel" in auto_map
+    return (_is_classifier(convention) and "AutoModel" in auto_map
             and "AutoModelForTokenClassification" not in auto_map)
 
 
@@ -71,7 +75,7 @@ def read_model_config(folder: str | Path, convention: StepTagConvention) -> dict
     if not path.is_file():
         raise FileNotFoundError(f"{folder} has no config.json; point at a Hugging Face model folder")
     config = _read_object(path, "restore the model folder's config.json (save_pretrained writes it)")
-    if convention.head == "token_classification" and not custom_head(config, convention):
+    if _is_classifier(convention) and not custom_head(config, convention):
         id2label = config.get("id2label")
         declared = {"num_labels": config.get("num_labels"),
                     "id2label": len(id2label) if isinstance(id2label, dict) else None}
@@ -82,3 +86,8 @@ def read_model_config(folder: str | Path, convention: StepTagConvention) -> dict
                              "a PRM of that kind - train one with prm.training, or declare the convention that "
                              "matches its head in prm_convention.json")
     return config
+
+
+def _is_classifier(convention: StepTagConvention) -> bool:
+    """Whether ``convention`` reads a two-class token-classification head (the ``classifier`` PRM kind)."""
+    return prm_kind(convention.head, "head").name == "classifier"

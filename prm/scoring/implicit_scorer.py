@@ -26,6 +26,7 @@ from prm.scoring.implicit_recipe import (
     read_recipe,
     read_scoring_rule,
 )
+from prm.scoring.protocol import Scorer
 from prm.scoring.reading import Encoded, encode_solution, token_logprobs
 
 IMPLICIT_SCORES = ("step", "prefix")  # sigmoid of one step's reward, or of the prefix's (the Q value)
@@ -129,7 +130,7 @@ class StepAssessment:
     off_policy: bool | None
 
 
-def assess_batch(scorer: Any, items: Sequence[tuple[str, Sequence[str]]], batch_size: int | None = None
+def assess_batch(scorer: Scorer, items: Sequence[tuple[str, Sequence[str]]], batch_size: int | None = None
                  ) -> list[list[StepAssessment]]:
     """Scores and off-policy flags from any scorer: its own ``assess_batch`` where it has one (an LM-head PRM),
     else its ``score_batch`` with no flag (None: the PRM has no off-policy rule).
@@ -219,11 +220,13 @@ def is_lm_head_folder(folder: str | Path) -> bool:
     return (Path(folder) / IMPLICIT_CONFIG_FILE).is_file()
 
 
-def load_implicit_prm(folder: str | Path, config: ScorerConfig | None = None) -> ImplicitPRMScorer:
+def load_implicit_prm(folder: str | Path, config: ScorerConfig | None = None,
+                      convention: object = None) -> ImplicitPRMScorer:
     """The LM-head PRM in ``folder`` and the reference its ``implicit_prm.json`` names; each step scored on its
     own (``step``) when it was trained on step labels, by its prefix (``prefix``) when trained on outcomes.
     The recipe is validated (:mod:`prm.scoring.implicit_recipe`) and a reference whose tokenizer is not the one
-    the PRM was trained against is refused."""
+    the PRM was trained against is refused. ``convention`` is ignored: an LM-head PRM reads no step tags (the
+    ``lm`` kind's loader, :data:`prm.scoring.PRM_KINDS`)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from prm.models import resolve_model

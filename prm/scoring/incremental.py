@@ -52,6 +52,7 @@ from prm.scoring.implicit_scorer import (
     off_policy,
     token_log_ratios,
 )
+from prm.scoring.kinds import prm_kind
 from prm.scoring.reading import Encoded
 
 # Stored keys/values of every model. SmolLM2-135M in fp32 keeps 30 layers x 2 x 192 (3 KV heads x 64) x 4 bytes
@@ -347,10 +348,10 @@ def _head_unsupported(full: Any) -> str | None:
     convention = getattr(full, "convention", None)
     if getattr(full, "engine", None) != "transformers" or convention is None or not hasattr(full, "model"):
         return f"{type(full).__name__} is not a transformers PRM scorer (vLLM's pooling runner keeps no prefix)"
-    name = type(full.model).__name__
-    if convention.head == "token_classification" and not name.endswith("ForTokenClassification"):
+    name, kind = type(full.model).__name__, prm_kind(convention.head, "head").name
+    if kind == "classifier" and not name.endswith("ForTokenClassification"):
         return f"its head is custom code ({name}), which may not take cached keys/values"
-    if convention.head == "lm_tokens" and not name.endswith("ForCausalLM"):
+    if kind == "lm_tokens" and not name.endswith("ForCausalLM"):
         return f"its model {name} is not a causal LM"
     return None
 

@@ -18,7 +18,8 @@ from prm.scoring.base import StepScorer, candidate_ids, context_of
 from prm.scoring.config import DTYPES, ScorerConfig, cuda_bf16, resolve_dtype
 from prm.scoring.constants import DEFAULT_BATCH_SIZE
 from prm.scoring.folder_config import custom_head, read_convention, read_model_config
-from prm.scoring.implicit_scorer import is_lm_head_folder
+from prm.scoring.kinds import detect_kind, prm_kind
+from prm.scoring.protocol import Scorer
 
 __all__ = ["DTYPES", "PRMScorer", "ScorerConfig", "load_prm"]
 
@@ -41,7 +42,8 @@ class PRMScorer(StepScorer):
         self.model = model
         self.device = next(model.parameters()).device
         self.pad_id = next((t for t in (tokenizer.pad_token_id, tokenizer.eos_token_id) if t is not None), 0)
-        self.candidate_ids = candidate_ids(tokenizer, convention) if convention.head == "lm_tokens" else None
+        self.token_pair = prm_kind(convention.head, "head").name == "lm_tokens"
+        self.candidate_ids = candidate_ids(tokenizer, convention) if self.token_pair else None
 
     def _forward(self, batch: list[EncodedSteps]) -> list[list[float]]:
         import torch
@@ -53,7 +55,7 @@ class PRMScorer(StepScorer):
             ids[b, : len(e.input_ids)] = torch.tensor(e.input_ids)
             mask[b, : len(e.input_ids)] = 1
         kwargs: dict[str, Any] = {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device)}
-        if self.convention.head == "lm_tokens":
+        if self.token_pair:
             kwargs["use_cache"] = False
         with torch.inference_mode():
             out = self.model(**kwargs)
@@ -77,34 +79,54 @@ class PRMScorer(StepScorer):
 
 
 def load_prm(folder: str | Path, config: ScorerConfig | None = None, *,
-             convention: str | StepTagConvention | None = None, engine: str | None = None) -> StepScorer:
-    """Load the PRM in ``folder`` under the convention its ``prm_convention.json`` declares.
+             convention: str | StepTagConvention | None = None, engine: str | None = None) -> Scorer:
+    """Load the PRM in ``folder`` (a folder, or a registered name such as ``arith-prm``) by its kind.
+
+    The kind (:data:`prm.scoring.PRM_KINDS`) is the first whose ``detect`` recognises the folder: ``lm`` for a
+    folder with ``implicit_prm.json`` (an LM-head PRM, loaded with its reference model, transformers only), else
+    the ``head`` its ``prm_convention.json`` declares (``classifier``, ``lm_tokens``).
 
     ``engine`` ("transformers" or "vllm") overrides ``config.engine``: transformers runs the model in this
     process (:class:`PRMScorer`); vllm runs vLLM's pooling runner in a worker process
     (:class:`prm.scoring.vllm_scorer.VLLMScorer`; ``close()`` it, or use it as a context manager). Both read
-    the same token ids at the same tag positions. A folder with ``implicit_prm.json`` is an LM-head PRM
-    (:mod:`prm.scoring.implicit_scorer`): it loads with its reference model, transformers only.
+    the same token ids at the same tag positions.
 
     ``convention`` (a name of ``CONVENTIONS`` or a StepTagConvention) overrides the file, for a downloaded
-    public PRM whose folder you would rather not write into. A folder with neither raises
-    FileNotFoundError saying how to declare one; a convention file or config.json that is not JSON, lacks
-    a key, or gives a token-classification head other than 2 labels raises a ValueError naming the file.
-    A head whose weights the folder lacks (a plain causal LM declared as token classification) raises
-    instead of scoring with a random head.
+    public PRM whose folder you would rather not write into; its ``head`` picks the kind. A folder with neither
+    raises FileNotFoundError saying how to declare one; a convention file or config.json that is not JSON, lacks
+    a key, names an unknown kind, or gives a token-classification head other than 2 labels raises a ValueError
+    naming the file. A head whose weights the folder lacks (a plain causal LM declared as token classification)
+    raises instead of scoring with a random head.
     """
     config = config or ScorerConfig()
     if engine is not None:
         config = replace(config, engine=engine)
-    folder = Path(folder)
+    folder = _folder(folder)
     if isinstance(convention, str):
         if convention not in CONVENTIONS:
             raise ValueError(f"unknown convention {convention!r}; known: {sorted(CONVENTIONS)}")
         convention = CONVENTIONS[convention]
-    if convention is None and is_lm_head_folder(folder):
-        from prm.scoring.implicit_scorer import load_implicit_prm
+    if convention is not None:
+        kind = prm_kind(convention.head, "head")
+    else:
+        kind = detect_kind(folder) or prm_kind(read_convention(folder).head, "head")  # read_convention says why
+    return kind.load_scorer(folder, config, convention)
 
-        return load_implicit_prm(folder, config)
+
+def _folder(folder: str | Path) -> Path:
+    """``folder``, or the folder a registered name (``arith-prm``) resolves to when no such path exists."""
+    from prm.models import REGISTERED_MODELS, resolve_model
+
+    path = Path(folder)
+    if not path.exists() and str(folder) in REGISTERED_MODELS:
+        return Path(resolve_model(str(folder)))
+    return path
+
+
+def load_tagged_prm(folder: Path, config: ScorerConfig,
+                    convention: StepTagConvention | None = None) -> StepScorer:
+    """A PRM read at its step tags (``classifier``, ``lm_tokens``) under ``convention`` or the one its folder
+    declares, by the engine ``config`` names."""
     convention = convention or read_convention(folder)
     model_config = read_model_config(folder, convention)
     if config.engine == "vllm":
@@ -122,7 +144,7 @@ def _load_transformers(folder: Path, convention: StepTagConvention, model_config
     auto_map = model_config.get("auto_map") or {}
     if config.torch_threads:
         torch.set_num_threads(config.torch_threads)
-    token_head = convention.head == "token_classification"
+    token_head = prm_kind(convention.head, "head").name == "classifier"
     custom = custom_head(model_config, convention)
     if custom and not config.trust_remote_code:
         raise ValueError(f"{folder} keeps its PRM head in custom code ({auto_map['AutoModel']}), as Qwen2.5-Math-PRM "

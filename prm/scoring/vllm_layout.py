@@ -33,6 +33,7 @@ from prm.format import StepTagConvention
 from prm.generation import device_engine_kwargs
 from prm.scoring.base import candidate_ids
 from prm.scoring.config import ScorerConfig
+from prm.scoring.kinds import prm_kind
 
 # PRM architectures vLLM implements itself (vllm/model_executor/models/registry.py), with a 2-label head.
 NATIVE_PRM_ARCHITECTURES = ("Qwen2ForProcessRewardModel",)
@@ -75,7 +76,7 @@ def vllm_layout(folder: str | Path, convention: StepTagConvention, model_config:
         raise VLLMLayoutError(f"{config_path}: no 'architectures' entry, so vLLM cannot tell which model to build; "
                               "re-save the model with save_pretrained, or " + _TRANSFORMERS_FIX)
     arch = architectures[0]
-    if convention.head == "token_classification":
+    if prm_kind(convention.head, "head").name == "classifier":
         if arch in NATIVE_PRM_ARCHITECTURES:
             return VLLMLayout(arch, "auto")
         if arch.endswith("ForTokenClassification"):

@@ -10,16 +10,16 @@ also caps the tree methods, and ``mean_generated_tokens`` says what each method 
 its PRM read (per problem, means over seeds). Accuracy pools the seeds per problem; ``accuracy_ci`` is a 95%
 bootstrap over problems; ``vs_majority`` and ``vs_best_of_n`` are each method's paired difference from that baseline
 on the same problems and seeds at the same budget, with a 95% paired bootstrap over problems
-(``prm.evaluation.metrics.paired_bootstrap_diff_ci``).
+(``prm.metrics.stats.paired_bootstrap_diff_ci``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from prm.evaluation import paired_bootstrap_diff_ci
+from prm.metrics import paired_bootstrap_diff_ci
 from prm.models import prompter_for
 from prm.search.config import SearchConfig
 from prm.search.constants import MAX_M
@@ -29,6 +29,9 @@ from prm.search.report import accuracy_ci, grade
 from prm.search.sampling import best_of_n, majority_vote, sample_pool, score_pool, weighted_vote
 from prm.settings import check_count, check_seed
 from prm.tasks import ProblemRecord
+
+if TYPE_CHECKING:
+    from prm.scoring import Scorer
 
 PILOT_SEED = 99_991  # the pilot's sampling seed: apart from every seed a comparison is likely to use
 
@@ -65,7 +68,7 @@ def paired_differences(per_problem: dict[tuple[str, int], list[float]], baseline
     return out
 
 
-def compare_at_budgets(problems: Sequence[ProblemRecord], backend: Any, scorer: Any, budgets: Sequence[int],
+def compare_at_budgets(problems: Sequence[ProblemRecord], backend: Any, scorer: Scorer, budgets: Sequence[int],
                        seeds: Sequence[int], *, m: int = 4, aggregation: str = "last", prefix_cache: bool = True,
                        progress: Callable[[str], None] = print) -> BudgetComparison:
     """Run best-of-N, majority vote, beam search and DVTS on ``problems`` at each budget and seed (see the module

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prm.evaluation import SCORE_AGGREGATIONS
+from prm.best_of_n import SCORE_AGGREGATIONS
 from prm.search.constants import MAX_CANDIDATES, MAX_M, MAX_N
 from prm.settings import check_seed
 

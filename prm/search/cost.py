@@ -14,11 +14,14 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prm.search.config import SearchConfig
 from prm.search.expand import Expansion
 from prm.search.tree import beam_search
+
+if TYPE_CHECKING:
+    from prm.scoring import Scorer
 
 _OPS = "+-*"
 
@@ -75,7 +78,7 @@ class SearchCost:
     max_abs_score_diff: float
 
 
-def beam_search_cost(questions: Sequence[str], prompter: Any, scorer: Any, depth: int, *, n: int = 4, m: int = 4,
+def beam_search_cost(questions: Sequence[str], prompter: Any, scorer: Scorer, depth: int, *, n: int = 4, m: int = 4,
                      repeats: int = 1, seed: int = 0) -> SearchCost:
     """Beam search ``depth`` steps deep, ``n`` beams of ``m`` expansions, over ``questions`` with full rescoring
     and with the prefix cache, interleaved ``repeats`` times (the fastest wall time of each kept, so machine load

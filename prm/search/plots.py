@@ -1,6 +1,6 @@
 """Accuracy against the generated-token budget, one line per search method, with its 95% interval as a band.
 
-Built on a :class:`matplotlib.figure.Figure` with the Agg canvas and written by ``prm.evaluation.plots.save_png``
+Built on a :class:`matplotlib.figure.Figure` with the Agg canvas and written by ``prm.reports.plots.save_png``
 (atomic), as every figure of the project.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from prm.evaluation import save_png
+from prm.reports import save_png
 
 
 def plot_accuracy_vs_budget(methods: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], *,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prm.evaluation import bootstrap_mean_ci
+from prm.metrics import bootstrap_mean_ci
 from prm.search.types import SearchResult
 from verifiers import grade_answers
 
@@ -21,7 +21,7 @@ def grade(results: Sequence[SearchResult], golds: Sequence[str]) -> list[bool]:
 
 def accuracy_ci(correct: Sequence[float], *, n_boot: int = 2000, seed: int = 0) -> tuple[float, float]:
     """A 95% percentile-bootstrap interval of the accuracy, resampling problems (a problem may hold a mean over seeds):
-    :func:`prm.evaluation.metrics.bootstrap_mean_ci`.
+    :func:`prm.metrics.stats.bootstrap_mean_ci`.
 
     >>> accuracy_ci([True] * 10)
     (1.0, 1.0)

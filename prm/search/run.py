@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prm.models import prompter_for
 from prm.search.config import SearchConfig
@@ -18,6 +18,9 @@ from prm.search.report import accuracy_ci, grade
 from prm.search.types import SearchResult
 from prm.tasks import ArithmeticSourceConfig, ProblemRecord, generate_arithmetic
 from warehouse import connect, source_clause
+
+if TYPE_CHECKING:
+    from prm.scoring import Scorer
 
 # Keeps search problems apart from the seeds the policy's and PRMs' training draws use (0 and small offsets);
 # the 6-8 step word-problem space is large, so a repeat is rare and harmless to a comparison between methods.
@@ -111,7 +114,7 @@ def summarize(method: str, config: SearchConfig, results: Sequence[SearchResult]
                          sum(r.prm_tokens for r in results) / len(results))
 
 
-def search_problems(method: str, problems: Sequence[ProblemRecord], backend: Any, scorer: Any,
+def search_problems(method: str, problems: Sequence[ProblemRecord], backend: Any, scorer: Scorer,
                     config: SearchConfig) -> SearchSummary:
     """Run ``method`` on ``problems`` through ``backend`` (a :class:`prm.generation.GenerationBackend`) and
     ``scorer`` (``prm.scoring.load_prm``), and grade it."""

@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-from prm.evaluation import ScoredSolution, majority_pick, weighted_vote_pick
+from prm.best_of_n import majority_pick, weighted_vote_pick
+from prm.first_error import ScoredSolution
 from prm.format import segment
 from prm.generation import derive_seed
 from prm.search.config import SearchConfig
@@ -16,6 +17,9 @@ from prm.search.expand import Expander, Expansion
 from prm.search.pick import pick_best
 from prm.search.scoring import prefix_scorer, release, score_candidates
 from prm.search.types import Beam, SearchResult
+
+if TYPE_CHECKING:
+    from prm.scoring import Scorer
 
 # Offsets the sampling rounds' seeds from the tree rounds' (derive_seed(seed, step)), so best-of-N never replays
 # the exact draws of a tree method's first step.
@@ -52,7 +56,7 @@ class ScoredPool:
     read: list[int]
 
 
-def score_pool(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Any,
+def score_pool(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Scorer,
                config: SearchConfig, pools: tuple[list[list[Expansion]], list[int]] | None = None) -> ScoredPool:
     """:func:`sample_pool`'s draws (``pools`` reuses them) scored step by step, once for every picking rule."""
     samples, spent = pools or sample_pool(questions, prompter, expander, config)
@@ -68,7 +72,7 @@ def score_pool(questions: Sequence[str], prompter: Callable[[str], str], expande
     return ScoredPool(scored, list(spent), read)
 
 
-def best_of_n(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Any,
+def best_of_n(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Scorer,
               config: SearchConfig, pools: tuple[list[list[Expansion]], list[int]] | None = None,
               scored: ScoredPool | None = None) -> list[SearchResult]:
     """Each question's sample with the highest PRM aggregate (:func:`pick_best`); ``pools`` reuses
@@ -83,7 +87,7 @@ def best_of_n(questions: Sequence[str], prompter: Callable[[str], str], expander
     return results
 
 
-def weighted_vote(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Any,
+def weighted_vote(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Scorer,
                   config: SearchConfig, pools: tuple[list[list[Expansion]], list[int]] | None = None,
                   scored: ScoredPool | None = None) -> list[SearchResult]:
     """The PRM-weighted majority vote (Math-Shepherd): the answer whose samples' aggregated scores sum highest
@@ -102,7 +106,7 @@ def weighted_vote(questions: Sequence[str], prompter: Callable[[str], str], expa
     return results
 
 
-def majority_vote(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Any,
+def majority_vote(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Scorer,
                   config: SearchConfig, pools: tuple[list[list[Expansion]], list[int]] | None = None
                   ) -> list[SearchResult]:
     """Each question's most common final answer (``prm.evaluation.majority_pick``); the PRM is not read."""

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from prm.evaluation import aggregate
+from prm.best_of_n import aggregate
 from prm.format import ContextOverflowError
-from prm.scoring import ImplicitPRMScorer, IncrementalScorer
+from prm.scoring import ImplicitPRMScorer, IncrementalScorer, Scorer
 
 
 class Scored(NamedTuple):
@@ -30,7 +30,7 @@ class Scored(NamedTuple):
     prm_tokens: list[int]  # tokens the item ran through the PRM
 
 
-def prefix_scorer(scorer: Any) -> Any:
+def prefix_scorer(scorer: Scorer) -> Scorer:
     """``scorer`` scoring new steps from their parent's cached keys/values where it can (a PRM on transformers:
     an LM-head PRM, or a token-classification or two-token head, whose models attend to every earlier token);
     else ``scorer`` itself (vLLM, custom head code, a sliding window, a test's table). Scores are the same."""
@@ -42,7 +42,7 @@ def prefix_scorer(scorer: Any) -> Any:
     return scorer
 
 
-def release(scorer: Any, live: Sequence[tuple[str, Sequence[str]]] | None = None) -> None:
+def release(scorer: Scorer, live: Sequence[tuple[str, Sequence[str]]] | None = None) -> None:
     """Free the prefix cache of ``scorer`` (:func:`prefix_scorer`) but what the ``live`` candidates extend (None:
     everything); nothing for a scorer without one."""
     if isinstance(scorer, IncrementalScorer) and live is not None:
@@ -51,7 +51,7 @@ def release(scorer: Any, live: Sequence[tuple[str, Sequence[str]]] | None = None
         scorer.forget()
 
 
-def score_candidates(scorer: Any, items: Sequence[tuple[str, Sequence[str]]]) -> Scored:
+def score_candidates(scorer: Scorer, items: Sequence[tuple[str, Sequence[str]]]) -> Scored:
     """P(good) per step of every ``(question, steps)``, whether each overflowed the PRM's context, and the tokens
     each ran through the PRM.
 
@@ -78,7 +78,7 @@ def score_candidates(scorer: Any, items: Sequence[tuple[str, Sequence[str]]]) ->
     return Scored(scores, overflow, tokens)
 
 
-def _tokens(scorer: Any, items: Sequence[tuple[str, Sequence[str]]], overflow: Sequence[bool]) -> list[int]:
+def _tokens(scorer: Scorer, items: Sequence[tuple[str, Sequence[str]]], overflow: Sequence[bool]) -> list[int]:
     """Tokens each item of the scorer's last call ran: its own count where it keeps one, else the item's encoded
     length (a scorer with no ``encode``, such as a test's table, counts 0)."""
     if isinstance(scorer, IncrementalScorer):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from prm.format import STEP_SEPARATOR, segment
 from prm.generation import derive_seed
@@ -36,6 +36,9 @@ from prm.search.scoring import prefix_scorer, rank_key, release, score_candidate
 from prm.search.types import Beam, SearchResult
 from verifiers import extract_answer
 
+if TYPE_CHECKING:
+    from prm.scoring import Scorer
+
 
 @dataclass
 class _Group:
@@ -44,14 +47,14 @@ class _Group:
     ended: list[Beam] = field(default_factory=list)
 
 
-def beam_search(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Any,
+def beam_search(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Scorer,
                 config: SearchConfig) -> list[SearchResult]:
     """Step-level beam search of every question: ``n`` beams, ``m`` expansions each, the top ``n`` kept."""
     groups = [[_Group(config.n, [Beam()] * config.n)] for _ in questions]
     return _search("beam_search", questions, prompter, expander, scorer, config, groups)
 
 
-def dvts(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Any,
+def dvts(questions: Sequence[str], prompter: Callable[[str], str], expander: Expander, scorer: Scorer,
          config: SearchConfig) -> list[SearchResult]:
     """Diverse verifier tree search: ``n // m`` independent greedy subtrees of ``m`` expansions per step."""
     groups = [[_Group(1, [Beam(group=g)]) for g in range(config.subtrees)] for _ in questions]
@@ -75,7 +78,7 @@ def extend(beam: Beam, expansion: Expansion) -> Beam:
 
 
 def _search(method: str, questions: Sequence[str], prompter: Callable[[str], str], expander: Expander,
-            scorer: Any, config: SearchConfig, groups: list[list[_Group]]) -> list[SearchResult]:
+            scorer: Scorer, config: SearchConfig, groups: list[list[_Group]]) -> list[SearchResult]:
     prompts = [prompter(q) for q in questions]
     spent, candidates, read = [0] * len(questions), [0] * len(questions), [0] * len(questions)
     scorer = prefix_scorer(scorer) if config.prefix_cache else scorer
@@ -114,7 +117,7 @@ def _search(method: str, questions: Sequence[str], prompter: Callable[[str], str
     return results
 
 
-def _score(rows: list[tuple[int, str, _Group, list[Beam]]], scorer: Any, children: dict[int, list[Beam]],
+def _score(rows: list[tuple[int, str, _Group, list[Beam]]], scorer: Scorer, children: dict[int, list[Beam]],
            read: list[int]) -> None:
     """Score every child that gained a step (one batched call); children without a new step keep their scores.
     Adds the PRM tokens each problem's children ran to ``read``."""

@@ -10,8 +10,9 @@ from prm.training.config import PRMTrainConfig
 from prm.training.constants import CARD_FILE
 from prm.training.data import TrainingSet, TrainingSetConfig, TrainingSetStats, build_training_set
 from prm.training.implicit import ImplicitPRMConfig, train_implicit_prm
+from prm.training.model import PadCollator, encode_row
 from prm.training.rows import check_rows, load_rows
-from prm.training.ship import SHIPPED_PRM_DIR, evaluate_shipped_on_partition, verify_shipped_prm
+from prm.training.ship import SHIPPED_PRM_DIR, evaluate_shipped_on_partition, figures_markdown, verify_shipped_prm
 from prm.training.splits import problem_split, stratified_splits
 from prm.training.trainer import read_prm_card, train_prm
 from prm.training.versions import new_version
@@ -22,12 +23,15 @@ __all__ = [
     "ImplicitPRMConfig",
     "PRMArtifacts",
     "PRMTrainConfig",
+    "PadCollator",
     "TrainingSet",
     "TrainingSetConfig",
     "TrainingSetStats",
     "build_training_set",
     "check_rows",
+    "encode_row",
     "evaluate_shipped_on_partition",
+    "figures_markdown",
     "load_rows",
     "new_version",
     "problem_split",

@@ -58,14 +58,14 @@ def _parser() -> argparse.ArgumentParser:
         else:
             train.add_argument(flag, type=_OPTION_TYPES[str(f.type)], default=None, help=f"default {f.default}")
     shipped = sub.add_parser(
-        "build-shipped", help="rebuild the shipped PRM (prm/training/shipped/arith-prm) with its recipe (`make prm`)",
+        "build-shipped", help="rebuild the shipped PRM (prm/shipped/arith-prm) with its recipe (`make prm`)",
         description="Samples the shipped policy on the recipe's problems, trains the LM-head PRM on exact step truth "
                     "and writes its card (validation and test figures, weight digests). Counted in optimizer steps.")
     shipped.add_argument("--out", type=Path, default=None, help="folder to write (default: the shipped one)")
     shipped.add_argument("--warehouse", type=Path, default=None,
                          help="a warehouse already holding the recipe's samples (from an earlier build): reused")
-    shipped.add_argument("--source", default=None, help="the source of --warehouse's samples (benchmarks/prm.py's: "
-                         "bench)")
+    shipped.add_argument("--source", default=None,
+                         help="the source of --warehouse's samples (benchmarks/prm_quality.py's: bench)")
     shipped.add_argument("--force", action="store_true", help="replace an existing folder (it is a committed model)")
     return parser
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from prm.scoring import check_beta
+from prm.scoring import PRM_KINDS, check_beta, prm_kind
 from prm.settings import (
     check_batch,
     check_count,
@@ -19,7 +19,7 @@ from prm.settings import (
     check_tokens,
     check_weight_decay,
 )
-from prm.training.constants import MAX_CHECKPOINTS, MAX_EPOCHS, PRM_HEADS
+from prm.training.constants import MAX_CHECKPOINTS, MAX_EPOCHS
 from prm.training.rows import LABEL_KINDS
 
 
@@ -37,9 +37,10 @@ class PRMTrainConfig:
     ValueError: head='lm' fine-tunes the whole backbone; lora_r and freeze_backbone apply to head='classifier'...
     """
 
-    # What reads a step (prm.training.constants.PRM_HEADS): "lm" scores each step's tokens with the backbone's
-    # LM head against the frozen base (F1 0.918, sensitivity 0.905 over 3 seeds in distribution, where the
-    # classification head reached 0.839 and 0.755 in 7x the steps; benchmarks/results/prm_curves.log);
+    # What reads a step: a PRM kind prm.training trains (prm.scoring.PRM_KINDS, the names scoring reads too). "lm"
+    # scores each step's tokens with the backbone's LM head against the frozen base (F1 0.918, sensitivity 0.905
+    # over 3 seeds in distribution, where the classification head reached 0.839 and 0.755 in 7x the steps;
+    # benchmarks/results/prm_curves.log);
     # "classifier" is the two-class head at each step tag that vLLM's pooling runner serves.
     head: str = "lm"
     beta: float = 0.5  # head="lm": the reward scale; 0.5 trained step labels in 400 steps where 0.05 barely moved
@@ -93,13 +94,20 @@ class PRMTrainConfig:
                 object.__setattr__(self, f.name, check_finite(f.name, getattr(self, f.name)))
         if self.label_kind not in LABEL_KINDS:
             raise ValueError(f"label_kind={self.label_kind!r} must be one of {LABEL_KINDS}")
-        if self.head not in PRM_HEADS:
-            raise ValueError(f"head={self.head!r} must be one of {PRM_HEADS}")
+        try:
+            trains = prm_kind(self.head, "head").trainer is not None
+        except ValueError:
+            trains = False
+        if not trains:
+            trainable = tuple(name for name, kind in PRM_KINDS.items() if kind.trainer is not None)
+            raise ValueError(f"head={self.head!r} must be one of {trainable}, the PRM kinds prm.training trains "
+                             "(prm.scoring.PRM_KINDS; older names such as 'implicit' are read too)")
         self._check_numbers()
-        if self.head == "lm" and (self.lora_r or self.freeze_backbone):
+        lm = self.kind == "lm"
+        if lm and (self.lora_r or self.freeze_backbone):
             raise ValueError("head='lm' fine-tunes the whole backbone; lora_r and freeze_backbone apply to "
                              "head='classifier' (set head='classifier', or drop them)")
-        if self.head != "lm" and self.negatives:
+        if not lm and self.negatives:
             raise ValueError("negatives train the LM head's log-ratio; set head='lm', or negatives=0")
         if self.freeze_backbone and self.lora_r:
             raise ValueError(f"freeze_backbone=True and lora_r={self.lora_r} both limit what trains; choose one "
@@ -132,6 +140,11 @@ class PRMTrainConfig:
             check_steps(name, getattr(self, name))
         check_count("save_total_limit", self.save_total_limit, high=MAX_CHECKPOINTS,
                     why="checkpoints kept on disk, each a full copy of the model")
+
+    @property
+    def kind(self) -> str:
+        """The registered name of ``head``'s PRM kind (an older alias such as "implicit" reads as "lm")."""
+        return prm_kind(self.head, "head").name
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -32,11 +32,8 @@ MANIFEST_FILE = "prm_files.json"
 ROWS_FILE = "rows.jsonl"
 META_FILE = "training_set.json"
 
-# What reads a step. "lm": the LM-head PRM, the backbone's own LM head scoring each step's tokens against a frozen
-# reference (``beta * sum log(pi / pi_ref)`` through a sigmoid; prm.training.lm_head); the recipe that reads the
-# steps (docs/concepts/prm.md, "Evaluation: does the PRM read the steps?"). "classifier": a two-class head at each
-# step tag, the layout vLLM's pooling runner and the public PRMs (Math-Shepherd, Qwen2.5-Math-PRM) use.
-PRM_HEADS = ("lm", "classifier")
+# What reads a step (PRMTrainConfig.head) is a PRM kind of prm.scoring.PRM_KINDS, the one vocabulary of training and
+# scoring; the kinds with a trainer are the ones prm.training trains.
 
 # The off-policy rule an LM-head PRM ships with (prm.scoring.implicit_scorer.off_policy): a step whose tokens' mean
 # log-probability under the reference falls below the OOD_QUANTILE quantile of the train steps' (the policy's own

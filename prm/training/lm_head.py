@@ -16,8 +16,8 @@ from typing import Any
 
 import torch
 
-from prm.evaluation import roc_auc
 from prm.files import atomic_write_text, dumps_strict
+from prm.metrics import roc_auc
 from prm.scoring import (
     IMPLICIT_CONFIG_FILE,
     context_of,

@@ -20,11 +20,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prm.best_of_n import CONSTANT
 from prm.datagen import sample_solution_rows
-from prm.evaluation import CONSTANT, heldout_solutions, split_test_sets
+from prm.evaluation import heldout_solutions, split_test_sets
 from prm.evaluation.folder import evaluate_folder
 from prm.generation import SOLUTION_MAX_TOKENS, GenerationConfig, make_backend
-from prm.models import ARITH_POLICY_NAME, check_score_files, model_version, prompter_for, score_digests
+from prm.models import (
+    ARITH_POLICY_NAME,
+    SHIPPED_PRM_DIR,
+    model_version,
+    prompter_for,
+    read_prm_card_entry,
+    score_digests,
+    verify_shipped_prm,
+)
 from prm.policy import weight_digests
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
 from prm.training.config import PRMTrainConfig
@@ -33,13 +42,14 @@ from prm.training.splits import stratified_splits
 from prm.training.trainer import train_prm
 from warehouse import Warehouse, connect
 
-SHIPPED_PRM_DIR = Path(__file__).resolve().parent / "shipped" / "arith-prm"
+# The folder (prm/shipped/arith-prm) and the card check (verify_shipped_prm) live with the other shipped models in
+# prm.models (prm/models/shipped.py), which reads the card under these names.
 CARD_FILE = "prm_card.json"
-SHIPPED_KEY = "shipped"  # the card's entry this module writes and checks
+SHIPPED_KEY = "shipped"  # the card's entry this module writes and verify_shipped_prm checks
 DIGESTS_KEY = "score_digests"  # the entry's record of every file that changes a score (prm.models.score_digests)
+_RESTORE = "restore the folder with `git checkout -- prm/shipped/arith-prm` or rebuild the PRM with `make prm`"
+
 LEGACY_WEIGHTS_KEY = "weights_sha256"  # the weights-only record cards held before DIGESTS_KEY
-_RESTORE = ("restore the folder with `git checkout -- prm/training/shipped`, remove a policy rebuilt in the model "
-            "cache if the reference moved (`arith-policy` resolves there first), or rebuild the PRM with `make prm`")
 SOURCE, DAY = "shipped-prm", "2026-01-01"  # the scratch warehouse's partition
 # The figures the card records per test set, from prm.evaluation's rows (metric name or prefix -> card key).
 FIGURES = {"processbench_f1": "f1", "bon_gain@": "bon_gain", "step_sensitivity": "step_sensitivity",
@@ -154,8 +164,8 @@ def build_shipped_prm(out: Path = SHIPPED_PRM_DIR, recipe: ShippedRecipe = Shipp
     """Sample, train and evaluate the shipped PRM into ``out``; returns the card's ``shipped`` entry.
 
     ``warehouse``: a warehouse already holding this recipe's samples under ``source`` (an earlier build's, or
-    ``benchmarks/prm.py``'s at ``--per-level 300``, source "bench") is reused; else they are sampled into a scratch
-    one. ``out`` is replaced only with ``force`` (it is a committed model), and only
+    ``benchmarks/prm_quality.py``'s at ``--per-level 300``, source "bench") is reused; else they are sampled into a
+    scratch one. ``out`` is replaced only with ``force`` (it is a committed model), and only
     once the new folder is complete."""
     out = Path(out)
     if out.exists() and not force:
@@ -208,36 +218,13 @@ def evaluate_shipped_on_partition(con: Any, config: TrainingSetConfig) -> tuple[
     return ev.rows, head + "\n\n" + figures_markdown(figures(ev.rows, ev.model))
 
 
-def _read_entry(card_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The card and its ``shipped`` entry; a ValueError saying how to restore a card that is not one."""
-    try:
-        card = json.loads(card_path.read_text(encoding="utf-8"))
-        entry = card[SHIPPED_KEY]
-        if not isinstance(entry, dict):
-            raise TypeError(f"'{SHIPPED_KEY}' is a JSON {type(entry).__name__}, not an object")
-    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-        raise ValueError(f"{card_path}: no readable shipped-PRM card ({type(exc).__name__}: {exc}); "
-                         f"{_RESTORE}") from None
-    return card, entry
-
-
-def verify_shipped_prm(folder: Path = SHIPPED_PRM_DIR) -> dict[str, Any]:
-    """The card's ``shipped`` entry, after checking every file that changes the PRM's scores (weights, tokenizer,
-    config, recipe) and its reference policy against the card's digests; ``ValueError`` names each file that
-    changed and says how to restore the folder."""
-    folder = Path(folder)
-    _, entry = _read_entry(folder / CARD_FILE)
-    check_score_files(folder, entry.get(DIGESTS_KEY), fix=_RESTORE)
-    return entry
-
-
 def reseal_shipped_card(folder: Path = SHIPPED_PRM_DIR) -> dict[str, Any]:
     """Record the folder's :func:`prm.models.score_digests` in its card, for a card written before the record's
     format changed (``make prm`` writes them at every build). A retrained or altered PRM is not resealed: the weights
     must still match the digests the card holds for them."""
     folder = Path(folder)
     card_path = folder / CARD_FILE
-    card, entry = _read_entry(card_path)
+    card, entry = read_prm_card_entry(folder)
     weights = weight_digests(folder)
     recorded = entry.get(LEGACY_WEIGHTS_KEY) or {
         name: digest for name, digest in ((entry.get(DIGESTS_KEY) or {}).get("files") or {}).items() if name in weights}

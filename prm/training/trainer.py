@@ -31,9 +31,10 @@ import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments, set_seed
 from transformers.trainer_utils import get_last_checkpoint
 
-from prm.evaluation import roc_auc
 from prm.files import atomic_write_text, dumps_strict, json_kind
 from prm.format import ContextOverflowError
+from prm.metrics import roc_auc
+from prm.scoring import prm_kind
 from prm.training.config import PRMTrainConfig
 from prm.training.constants import CARD_FILE, CHECKPOINT_DIR, CONVENTION_NAME, IGNORE_INDEX, META_FILE, SPLITS
 from prm.training.data import TrainingSet
@@ -267,16 +268,21 @@ def train_prm(data: TrainData, out_dir: str | Path, config: PRMTrainConfig | Non
     threads = torch.get_num_threads()
     torch.set_num_threads(config.torch_threads)
     try:
-        if config.head == "lm":
-            provenance = {"label_method": source.label_method, "training_set": source.training_set,
-                          "warehouse_versions": source.warehouse_versions}
-            return train_lm_head(source.rows, out, config, provenance=provenance, resume=resume)
-        return _train(source, out, config, resume)
+        train = prm_kind(config.head, "head").train_function()  # the kind's trainer (prm.scoring.PRM_KINDS)
+        return train(source, out, config, resume)
     finally:
         torch.set_num_threads(threads)
 
 
-def _train(source: _Source, out: Path, config: PRMTrainConfig, resume: bool) -> Path:
+def train_lm(source: _Source, out: Path, config: PRMTrainConfig, resume: bool) -> Path:
+    """The ``lm`` kind's trainer: :func:`prm.training.lm_head.train_lm_head` on the source's rows."""
+    provenance = {"label_method": source.label_method, "training_set": source.training_set,
+                  "warehouse_versions": source.warehouse_versions}
+    return train_lm_head(source.rows, out, config, provenance=provenance, resume=resume)
+
+
+def train_classifier(source: _Source, out: Path, config: PRMTrainConfig, resume: bool) -> Path:
+    """The ``classifier`` kind's trainer: a two-class head at each step tag, with the HF ``Trainer``."""
     checkpoints = out / CHECKPOINT_DIR
     last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
     if resume and last is None:

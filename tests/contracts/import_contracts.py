@@ -2,19 +2,21 @@
 
 A *unit* is one library package whose ``__init__`` is its API: each subpackage of ``prm`` (``prm.export``,
 ``prm.scoring``, ...), ``verifiers`` and ``warehouse``. An import from any module of the project (``assets`` and
-``pipelines`` included) into a module of another unit (``prm.evaluation.metrics`` rather than ``prm.evaluation``)
+``pipelines`` included) into a module of another unit (``prm.metrics.stats`` rather than ``prm.metrics``)
 reaches past the API and breaks the ``package_api`` contract, unless it is one of the contract's named exceptions.
 Registered in pyproject.toml (``[tool.importlinter] contract_types``).
 
 ``python -m tests.contracts.import_contracts`` prints how many cross-package imports there are (one per importing
-module and imported module, ``TYPE_CHECKING`` imports included) and how many reach past an ``__init__``;
-``--units`` names other units, e.g. ``--units 'prm.*' verifiers warehouse assets`` counts ``pipelines`` importing
-asset modules too.
+module and imported module, ``TYPE_CHECKING`` imports included) over every non-test module (``benchmarks`` and
+``docs.hooks`` included) and how many reach past an ``__init__``, and how many names each unit exports
+(``__all__``); ``--units`` names other units, e.g. ``--units 'prm.*' verifiers warehouse assets`` counts
+``pipelines`` importing asset modules too.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Iterable
@@ -25,7 +27,7 @@ import grimp
 from importlinter import Contract, ContractCheck, fields, output
 from importlinter.application import contract_utils
 
-ROOTS = ("prm", "verifiers", "warehouse", "assets", "pipelines")
+ROOTS = ("prm", "verifiers", "warehouse", "assets", "pipelines", "benchmarks", "docs")  # every non-test module
 UNITS = ("prm.*", "verifiers", "warehouse")  # "x.*": every direct subpackage of x
 
 
@@ -114,11 +116,17 @@ class PackageApiContract(Contract):
             output.new_line()
 
 
+def exports(units: Iterable[str]) -> dict[str, int]:
+    """How many names each unit's ``__init__`` exports (its ``__all__``)."""
+    return {u: len(getattr(importlib.import_module(u), "__all__", ())) for u in sorted(units)}
+
+
 def count(root: Path, roots: Iterable[str] = ROOTS, patterns: Iterable[str] = UNITS) -> dict[str, object]:
-    """Cross-package imports under ``root`` and the share that reaches past an ``__init__``."""
+    """Cross-package imports under ``root``, the share that reaches past an ``__init__``, and each unit's exports."""
     sys.path.insert(0, str(root))
     graph = grimp.build_graph(*roots, cache_dir=None)
-    found = cross_imports(graph, expand_units(graph, patterns))
+    units = expand_units(graph, patterns)
+    found = cross_imports(graph, units)
     deep = [c for c in found if c.deep]
     by_unit: dict[str, list[int]] = {}
     for c in found:
@@ -126,19 +134,22 @@ def count(root: Path, roots: Iterable[str] = ROOTS, patterns: Iterable[str] = UN
     return {"cross_package_imports": len(found), "past_init": len(deep),
             "share_past_init": round(len(deep) / max(len(found), 1), 3),
             "by_unit": {u: {"through_init": a, "past_init": b} for u, (a, b) in sorted(by_unit.items())},
+            "exports": exports(units),
+            "importers": sorted({c.importer for c in found}),
             "past_init_list": [f"{c.importer} -> {c.imported}" for c in deep]}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print the counts as JSON (``--list`` adds every import that reaches past an ``__init__``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1])
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
     parser.add_argument("--units", nargs="+", default=list(UNITS), help="the units (default: %(default)s)")
     parser.add_argument("--list", action="store_true", help="list every import that reaches past an __init__")
     args = parser.parse_args(argv)
     result = count(args.root, patterns=args.units)
     if not args.list:
         result.pop("past_init_list")
+        result.pop("importers")
     print(json.dumps(result, indent=1))
     return 0
 

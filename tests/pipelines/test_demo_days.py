@@ -19,8 +19,8 @@ from assets.prm import PRMDataConfig
 from assets.problems import ProblemsConfig
 from assets.resources import GenerationResource
 from prm.datagen.solutions import sample_solution_rows
+from prm.evaluation import heldout_solutions
 from prm.evaluation.folder import evaluate_folder
-from prm.evaluation.heldout import heldout_solutions
 from prm.generation import make_backend
 from prm.models import model_version, prompter_for
 from prm.tasks.sources import load_source

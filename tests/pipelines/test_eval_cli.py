@@ -11,9 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from pipelines.cli import main
-from prm.evaluation import SLICES, score_rows
+from prm.evaluation import SLICES
 from prm.files import read_jsonl
 from prm.generation import BackendInfo, Completion
+from prm.metrics.processbench import score_rows
 from tests.tiny_models import TinyModels
 
 FIXTURES = SLICES

@@ -11,8 +11,8 @@ import pytest
 
 from assets.prm import prm_evaluation, prm_model, prm_training_set
 from assets.resources import WarehouseResource
-from prm.evaluation.outcome import NO_STEP_TRUTH
 from prm.export.processbench import write_processbench
+from prm.first_error import NO_STEP_TRUTH
 from tests.prm.evaluation.gsm8k_like import N_SAMPLES, fill_gsm8k_like
 from tests.tiny_models import TinyModels
 from warehouse import connect
@@ -67,7 +67,7 @@ def test_a_malformed_external_file_fails_the_evaluation_with_the_line(
 
 
 def test_an_evaluation_that_cannot_measure_best_of_n_says_so() -> None:
-    from prm.evaluation.table import unmeasurable_note as _unmeasurable_note
+    from prm.reports import unmeasurable_note as _unmeasurable_note
 
     def rows(oracle: float, uniform: float) -> list[dict]:
         return [{"model": "oracle", "metric": "bon_acc@4", "value": oracle},

@@ -27,7 +27,8 @@ from assets.problems import ProblemsConfig
 from pipelines.definitions import defs
 from prm.tasks.sources import load_source
 from tests.pipelines.conftest import tiny_run_config
-from warehouse import PRIMARY_KEYS, connect
+from warehouse import connect
+from warehouse.schemas import PRIMARY_KEYS
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 

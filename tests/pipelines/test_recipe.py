@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from pipelines.cli import main
 from pipelines.definitions import defs
 from pipelines.recipe import JOBS, RecipeError, apply_override, dump_recipe, load_recipe, parse_recipe
+from pipelines.run_config import recipe_run_config, recipe_selection
 from prm.search.__main__ import policy_of
 from warehouse.config import PROJECT_ROOT
 from warehouse.methods import COMPARED_METHODS
@@ -49,7 +50,7 @@ def _needs_data(recipe: Path, cache: Path) -> None:
 def test_every_shipped_recipe_is_a_valid_run_config_of_every_job(recipe: Path) -> None:
     loaded = load_recipe(recipe)
     for job in JOBS:
-        result = dg.validate_run_config(defs.resolve_job_def(job), loaded.to_run_config(job))
+        result = dg.validate_run_config(defs.resolve_job_def(job), recipe_run_config(loaded, job))
         assert result is not None
     assert load_recipe(recipe) == parse_recipe(load_recipe(recipe).to_dict())  # round trip
 
@@ -74,28 +75,28 @@ def test_a_dry_run_validates_without_loading_any_model(recipe: Path, tmp_path: P
 
 def test_the_default_recipe_is_the_demo() -> None:
     recipe = load_recipe(PROJECT_ROOT / "recipes" / "default.yaml")
-    prm = recipe.to_run_config("prm")["ops"]
+    prm = recipe_run_config(recipe, "prm")["ops"]
     assert prm["prm_model"]["config"] == {"base_model": "arith-policy", "max_steps": 40}
     assert prm["label_source_comparison"]["config"]["methods"] == list(COMPARED_METHODS)
-    assert recipe.source == "arith" and recipe.rl.run and recipe.selection("refresh") is None
-    assert recipe.to_run_config("refresh")["ops"] == {}  # the assets' own defaults
+    assert recipe.source == "arith" and recipe.rl.run and recipe_selection(recipe, "refresh") is None
+    assert recipe_run_config(recipe, "refresh")["ops"] == {}  # the assets' own defaults
 
 
 def test_the_recipe_policy_is_followed_by_the_prm_rl_search_and_flywheel() -> None:
     recipe = parse_recipe({"policy": {"model": "org/model"}, "dataset": {"source": "mine"}})
-    assert recipe.to_run_config("refresh")["resources"]["generation"]["config"]["model"] == "org/model"
-    assert recipe.to_run_config("prm")["ops"]["prm_model"]["config"]["base_model"] == "org/model"
-    assert recipe.to_run_config("rl")["ops"]["rl_run"]["config"] == {"policy": "org/model", "source": "mine"}
-    search = recipe.to_run_config("search")
+    assert recipe_run_config(recipe, "refresh")["resources"]["generation"]["config"]["model"] == "org/model"
+    assert recipe_run_config(recipe, "prm")["ops"]["prm_model"]["config"]["base_model"] == "org/model"
+    assert recipe_run_config(recipe, "rl")["ops"]["rl_run"]["config"] == {"policy": "org/model", "source": "mine"}
+    search = recipe_run_config(recipe, "search")
     assert search["resources"]["generation"]["config"]["model"] == "org/model"
     assert search["ops"]["search_comparison"]["config"] == {"source": "mine"}  # its own held-out problems
-    assert recipe.to_run_config("flywheel")["resources"]["flywheel"]["config"]["policy"] == "org/model"
+    assert recipe_run_config(recipe, "flywheel")["resources"]["flywheel"]["config"]["policy"] == "org/model"
     # Each can still be set apart.
     apart = parse_recipe({"policy": {"model": "org/model"}, "prm": {"base_model": "org/big"},
                           "rl": {"policy": "org/rl"}, "search": {"policy": "org/s"}})
-    assert apart.to_run_config("prm")["ops"]["prm_model"]["config"]["base_model"] == "org/big"
-    assert apart.to_run_config("rl")["ops"]["rl_run"]["config"]["policy"] == "org/rl"
-    assert apart.to_run_config("search")["resources"]["generation"]["config"]["model"] == "org/s"
+    assert recipe_run_config(apart, "prm")["ops"]["prm_model"]["config"]["base_model"] == "org/big"
+    assert recipe_run_config(apart, "rl")["ops"]["rl_run"]["config"]["policy"] == "org/rl"
+    assert recipe_run_config(apart, "search")["resources"]["generation"]["config"]["model"] == "org/s"
 
 
 def test_search_defaults_to_the_policy_the_prm_was_initialised_from(tmp_path: Path) -> None:
@@ -108,14 +109,14 @@ def test_the_recipe_prompt_and_sampling_reach_the_solutions_and_rollouts() -> No
     recipe = parse_recipe({"prompt": {"system_prompt": "Be exact.", "instruction": "End with 'The answer is: X'."},
                            "sampling": {"n": 3, "temperature": 0.7, "top_p": 0.9, "stop": ["\n####"],
                                         "max_tokens": 200}, "labels": {"rollouts": 5}})
-    ops = recipe.to_run_config("refresh")["ops"]
+    ops = recipe_run_config(recipe, "refresh")["ops"]
     assert ops["solutions"]["config"] == {"n_samples": 3, "temperature": 0.7, "top_p": 0.9, "stop": ["\n####"],
                                           "max_tokens": 200, "system_prompt": "Be exact.",
                                           "instruction": "End with 'The answer is: X'."}
     assert ops["rollouts"]["config"]["n_rollouts"] == 5 and ops["rollouts"]["config"]["temperature"] == 0.7
     assert ops["mc_labels"]["config"]["n_rollouts"] == 5
     formal = parse_recipe({"labels": {"methods": ["formal"]}, "prm": {"label_method": "sympy"}})
-    assert formal.selection("refresh") == ["problems", "solutions", "formal_verifications"]
+    assert recipe_selection(formal, "refresh") == ["problems", "solutions", "formal_verifications"]
 
 
 @pytest.mark.parametrize("data,message", [

@@ -14,6 +14,7 @@ import dagster as dg
 from assets.partitions import partition_key, register_sources
 from pipelines.definitions import defs
 from pipelines.inbox import sidecar_recipe
+from pipelines.run_config import recipe_run_config, recipe_selection
 from prm.evaluation import SLICES
 from warehouse import connect
 
@@ -32,10 +33,10 @@ def _run(instance, inbox: Path) -> dg.ExecuteInProcessResult:
     recipe = sidecar_recipe(inbox, "pb_gsm8k")
     assert recipe is not None
     register_sources(instance, ["pb_gsm8k"])
-    selection = [dg.AssetKey(k) for k in recipe.selection("refresh")]
+    selection = [dg.AssetKey(k) for k in recipe_selection(recipe, "refresh")]
     return defs.resolve_job_def("refresh").execute_in_process(
-        partition_key=partition_key(DAY, "pb_gsm8k"), instance=instance, run_config=recipe.to_run_config("refresh"),
-        raise_on_error=False, asset_selection=selection)
+        partition_key=partition_key(DAY, "pb_gsm8k"), instance=instance,
+        run_config=recipe_run_config(recipe, "refresh"), raise_on_error=False, asset_selection=selection)
 
 
 def test_a_solution_file_is_labeled_as_it_is_and_audited_against_people(instance, resource) -> None:
@@ -87,11 +88,11 @@ def test_a_recipe_says_what_its_file_holds_and_refuses_what_cannot_apply() -> No
 
     recipe = parse_recipe({"dataset": {"path": str(FIXTURES / "gsm8k.json"), "kind": "solutions",
                                        "reference": str(FIXTURES / "gsm8k_reference.jsonl"), "task": "gsm8k"}})
-    problems = recipe.to_run_config("refresh")["ops"]["problems"]["config"]
+    problems = recipe_run_config(recipe, "refresh")["ops"]["problems"]["config"]
     assert problems == {"kind": "solutions", "reference": str(FIXTURES / "gsm8k_reference.jsonl"), "task": "gsm8k"}
     chosen = parse_recipe({"dataset": {"path": "x.json", "kind": "solutions"}, "labels": {"methods": ["formal"]},
                            "prm": {"label_method": "sympy_ref"}})
-    assert chosen.selection("refresh") == ["problems", "solutions", "formal_verifications", "label_audit"]
+    assert recipe_selection(chosen, "refresh") == ["problems", "solutions", "formal_verifications", "label_audit"]
     with pytest.raises(RecipeError, match=r"dataset\.kind 'rollouts' is unknown"):
         parse_recipe({"dataset": {"kind": "rollouts"}})
     with pytest.raises(RecipeError, match=r"set dataset\.kind: solutions"):
@@ -118,7 +119,7 @@ def test_the_command_scores_the_shipped_prm_on_the_slices(tmp_path: Path) -> Non
     from click.testing import CliRunner
 
     from pipelines.cli import main
-    from prm.evaluation import score_rows
+    from prm.metrics.processbench import score_rows
 
     out = tmp_path / "preds.jsonl"
     result = CliRunner().invoke(main, ["eval", "processbench", "--prm", "arith-prm", "--data", str(SLICES),

@@ -105,7 +105,7 @@ class _Recorder:
         self.hashes: set[str] = set()
 
     def sample(self, targets, n):
-        from prm.labeling import RolloutOutcome
+        from prm.labeling.types import RolloutOutcome
 
         self.hashes |= {t.prefix_hash for t in targets}
         wants = [n] * len(targets) if isinstance(n, int) else list(n)
@@ -169,7 +169,8 @@ def test_default_template_keeps_the_embedded_policys_prompt_and_version() -> Non
 
 
 def test_a_template_goes_through_the_chat_template_and_into_the_version() -> None:
-    from prm.format import SEARCH_AND_LEARN_SYSTEM_PROMPT, PromptTemplate
+    from prm.format import PromptTemplate
+    from prm.format.prompts import SEARCH_AND_LEARN_SYSTEM_PROMPT
     from prm.models import load_tokenizer
 
     smol = load_tokenizer("smollm2-135m-instruct")

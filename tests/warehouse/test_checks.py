@@ -6,9 +6,10 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from warehouse import SchemaError, Warehouse
+from warehouse import Warehouse
 from warehouse.checks import no_orphans, schema_conforms, values_in_range
 from warehouse.schemas import delta_schema
+from warehouse.validate import SchemaError
 
 KW = {"source": "arith", "day": "2026-11-20"}
 

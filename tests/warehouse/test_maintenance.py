@@ -18,8 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from warehouse import VersionVacuumed, Warehouse, connect
+from warehouse import Warehouse, connect
 from warehouse.cli import main
+from warehouse.delta import VersionVacuumed
 from warehouse.maintenance import SAFE_RETENTION_HOURS, UnsafeRetention, maintain
 
 DAY = "2026-11-20"

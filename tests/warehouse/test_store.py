@@ -14,9 +14,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from warehouse import SchemaError, Warehouse, connect
+from warehouse import Warehouse, connect
 from warehouse.locks import lock_path
 from warehouse.schemas import SCHEMA_VERSION, TABLES, file_schema
+from warehouse.validate import SchemaError
 
 
 def problem(i: int, **over) -> dict:

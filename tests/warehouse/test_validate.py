@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from warehouse import SchemaError, Warehouse
+from warehouse import Warehouse
 from warehouse.schemas import (
     LABEL_STATUSES,
     SOLUTION_STATUSES,
@@ -14,6 +14,7 @@ from warehouse.schemas import (
     VALUE_RULES,
     VERDICT_STATUSES,
 )
+from warehouse.validate import SchemaError
 
 DAY = "2026-11-20"
 

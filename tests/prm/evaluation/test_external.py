@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from prm.evaluation.external import evaluate_processbench_file, external_rows, external_split, processbench_solutions
-from prm.evaluation.prm_eval import UNCHOSEN_THRESHOLD
 from prm.export.processbench import read_processbench, write_processbench
+from prm.first_error import UNCHOSEN_THRESHOLD
 from tests.tiny_models import TinyModels
 
 CONTEXT = 256

@@ -1,10 +1,10 @@
-"""Bootstrap intervals over problems (prm.evaluation.metrics) on cases whose answer is known by hand."""
+"""Bootstrap intervals over problems (prm.metrics.stats) on cases whose answer is known by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from prm.evaluation.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci
+from prm.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci
 from prm.search.report import accuracy_ci
 
 

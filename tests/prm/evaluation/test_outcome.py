@@ -8,20 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from prm.best_of_n import MAJORITY, ORACLE, RANDOM, accuracy, answer_key, choose_vote
+from prm.best_of_n.outcome import VOTES, problem_correct
+from prm.evaluation import heldout_solutions
 from prm.evaluation.folder import evaluate_folder
-from prm.evaluation.heldout import heldout_solutions
-from prm.evaluation.outcome import (
-    NO_STEP_TRUTH,
-    VOTES,
-    accuracy,
-    answer_key,
-    choose_vote,
-    has_step_truth,
-    problem_correct,
-)
-from prm.evaluation.prm_eval import MAJORITY, ORACLE, RANDOM, ScoredSolution
-from prm.evaluation.table import evaluation_markdown, evaluation_table, sensitivity_text
 from prm.experiments.label_sources import ComparisonConfig, compare_label_sources, comparison_markdown, comparison_table
+from prm.first_error import NO_STEP_TRUTH, ScoredSolution, has_step_truth
+from prm.reports import evaluation_markdown, evaluation_table, sensitivity_text
 from prm.training import PRMTrainConfig, TrainingSetConfig, stratified_splits
 from tests.tiny_models import TinyModels
 from warehouse import Warehouse, connect

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from prm.evaluation.intervals import paired_bon_difference, paired_f1_difference
-from prm.evaluation.prm_eval import ScoredSolution
-from prm.evaluation.sensitivity import SiblingPair, paired_sensitivity_difference
+from prm.best_of_n import paired_bon_difference
+from prm.first_error import ScoredSolution, paired_f1_difference
+from prm.metrics import SiblingPair, paired_sensitivity_difference
 
 # Problem a: flagged at its first error and accepted; problem b: one wrong solution accepted, the other flagged.
 SOLS = [ScoredSolution("a0", "a", (0.9, 0.9), -1, "1", True), ScoredSolution("a1", "a", (0.9, 0.1), 1, "2", False),

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from prm.evaluation import perturbation_report
 from prm.evaluation.perturbations import (
     REFORMATTED_KINDS,
     WRONG_KINDS,
@@ -15,7 +16,6 @@ from prm.evaluation.perturbations import (
     parse_equation,
     perturb,
     perturbation_pairs,
-    perturbation_report,
     score_perturbations,
 )
 from prm.tasks.arithmetic import ArithmeticConfig, generate_problems, step_truth

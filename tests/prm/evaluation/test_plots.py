@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from prm.evaluation.plots import plot_best_of_n, plot_best_of_n_by_scorer, plot_label_sources
-from prm.evaluation.prm_eval import ScoredSolution, bon_curve
+from prm.best_of_n import bon_curve
+from prm.first_error import ScoredSolution
+from prm.reports import plot_best_of_n, plot_best_of_n_by_scorer, plot_label_sources
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -8,30 +8,31 @@ import random
 
 import pytest
 
-from prm.evaluation.metrics import gap_closed, processbench_f1, roc_auc
-from prm.evaluation.prm_eval import (
+from prm.best_of_n import (
     AGGREGATIONS,
     CONSTANT,
-    FLAG_ALL,
     LENGTH,
     MAJORITY,
-    NEVER_FLAG,
     ORACLE,
     RANDOM,
+    bon_accuracies,
+    constant_baseline,
+    evaluate_best_of_n,
+    length_baseline,
+)
+from prm.first_error import (
+    FLAG_ALL,
+    NEVER_FLAG,
     UNCHOSEN_THRESHOLD,
     ScoredSolution,
     as_solutions,
-    bon_accuracies,
-    candidate_thresholds,
-    choose_threshold,
-    constant_baseline,
-    evaluate_best_of_n,
     evaluate_processbench,
-    length_baseline,
     predict_first_error,
     step_auc,
 )
-from prm.evaluation.table import evaluation_markdown, evaluation_table
+from prm.first_error.scores import candidate_thresholds, choose_threshold
+from prm.metrics import gap_closed, processbench_f1, roc_auc
+from prm.reports import evaluation_markdown, evaluation_table
 from warehouse.schemas import PRM_EVALUATIONS
 
 

@@ -16,23 +16,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from prm.evaluation.critic import CRITIQUE_TEMPLATE, GenerationCritic, critique_index, critique_prompt, extract_boxed
-from prm.evaluation.intervals import f1_ci
-from prm.evaluation.prm_eval import ScoredSolution, as_solutions, choose_threshold
-from prm.evaluation.processbench import official_score, score_rows
-from prm.evaluation.processbench_eval import (
-    CRITIC,
-    FIXED,
-    StepReads,
-    choose_threshold_on,
-    evaluate_processbench_files,
-    f1_interval,
-    read_steps,
-)
+from prm.evaluation import CRITIQUE_TEMPLATE, GenerationCritic, evaluate_processbench_files
+from prm.evaluation.critic import critique_index, critique_prompt, extract_boxed
+from prm.evaluation.processbench_eval import CRITIC, FIXED, StepReads, choose_threshold_on, f1_interval, read_steps
 from prm.files import read_jsonl, write_jsonl
+from prm.first_error import ScoredSolution, as_solutions, f1_ci
+from prm.first_error.scores import choose_threshold
 from prm.format import ContextOverflowError
 from prm.generation import BackendInfo, Completion
 from prm.labeling.judge import JUDGE_TEMPLATE
+from prm.metrics import official_score
+from prm.metrics.processbench import score_rows
 
 ROOT = Path(__file__).resolve().parents[3]
 MIRROR = Path("/work/.mirror/QwenLM+ProcessBench/repo")

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from prm.evaluation.intervals import bon_intervals, f1_ci
-from prm.evaluation.metrics import problem_bootstrap_ci
-from prm.evaluation.prm_eval import ScoredSolution
-from prm.evaluation.sensitivity import SiblingPair, score_pairs, sibling_pairs, step_sensitivity
+from prm.best_of_n import bon_intervals
+from prm.first_error import ScoredSolution, f1_ci
+from prm.metrics import SiblingPair, problem_bootstrap_ci, score_pairs, sibling_pairs, step_sensitivity
 
 
 def _sol(pid: str, steps: list[str], first_error: int | None) -> dict:

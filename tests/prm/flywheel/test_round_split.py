@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from prm.evaluation.heldout import heldout_solutions
+from prm.evaluation import heldout_solutions
 from prm.flywheel import FlywheelConfig, round_source
 from prm.flywheel.rounds import ROUND_DAY
 from prm.training import TrainingSetConfig, problem_split, stratified_splits

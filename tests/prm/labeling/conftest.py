@@ -16,7 +16,8 @@ import pytest
 
 from prm.datagen.rollouts import RolloutTarget
 from prm.datagen.targets import SolutionToLabel
-from prm.labeling import CachedRolloutSampler, RolloutOutcome
+from prm.labeling.sampler import CachedRolloutSampler
+from prm.labeling.types import RolloutOutcome
 
 TOKENS_PER_ROLLOUT = 10
 

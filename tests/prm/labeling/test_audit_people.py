@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 from prm.datagen import step_truth_from_first_error
-from prm.evaluation import official_score
-from prm.labeling import PEOPLE_EXPERIMENT, audit_against_people, people_rows
+from prm.labeling import audit_against_people, people_rows
+from prm.labeling.audit_people import PEOPLE_EXPERIMENT
+from prm.metrics import official_score
 
 
 def _case(truth: dict[str, int], n_steps: int = 3) -> tuple[list[dict], list[dict]]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from prm.labeling import MCConfig, MCLabeler, get_labeler
+from prm.labeling import MCConfig, get_labeler
+from prm.labeling.mc import MCLabeler
 
 STEPS = ["ok", "ok", "bad", "ok"]  # first error at step 2
 

@@ -7,9 +7,10 @@ import math
 import pytest
 
 from prm.format import segment
-from prm.labeling import OmegaPRMConfig, OmegaPRMLabeler, QuestionSearch, RolloutOutcome
-from prm.labeling.omega_search import State
-from prm.labeling.omegaprm import run_lockstep
+from prm.labeling import OmegaPRMConfig
+from prm.labeling.omega_search import QuestionSearch, State
+from prm.labeling.omegaprm import OmegaPRMLabeler, run_lockstep
+from prm.labeling.types import RolloutOutcome
 
 GOOD = ["ok"] * 8
 WRONG_AT_5 = ["ok"] * 5 + ["bad", "ok", "ok"]

@@ -7,10 +7,13 @@ import inspect
 
 import pytest
 
-from prm.labeling import LABELERS, DerivedLabeler, Labeler, computed_methods, get_labeler
-from prm.labeling.consensus import SolutionVerdicts, apply_policy, collect_verdicts
+from prm.labeling import LABELERS, get_labeler
+from prm.labeling.consensus import ConsensusResult, SolutionVerdicts, apply_policy, collect_verdicts
 from prm.labeling.formal import verify_steps
+from prm.labeling.judge import JudgeRun
 from prm.labeling.progress import progress_labels
+from prm.labeling.registry import computed_methods
+from prm.labeling.types import DerivedLabeler, Labeler
 from warehouse import TABLES
 from warehouse.methods import METHODS
 
@@ -66,6 +69,9 @@ def test_progress_and_consensus_labelers_give_the_rows_of_the_functions_they_wra
     rows = {"steps": STEPS, "step_labels": mc + judge + stale, "judgments": [], "verifications": []}
     run = get_labeler("consensus").label(rows)
     expected = apply_policy(collect_verdicts(STEPS, mc + judge))
-    assert run.extra["consensus_run"] == expected and run.extra["consensus_run"].kept == ("a",)
+    result = run.result_as(ConsensusResult)
+    assert result.run == expected and result.run.kept == ("a",) and run.extra == {}
     assert run.rows() == expected.rows() and {r["first_error"] for r in run.rows()} == {1}
-    assert all(isinstance(v, SolutionVerdicts) for v in run.extra["verdicts"])
+    assert result.verdicts and all(isinstance(v, SolutionVerdicts) for v in result.verdicts)
+    with pytest.raises(TypeError, match="holds a ConsensusResult result, not a JudgeRun"):
+        run.result_as(JudgeRun)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from prm.labeling import MCConfig, get_labeler, label_in_chunks, labelers_needing
+from prm.labeling import MCConfig, get_labeler
+from prm.labeling.registry import labelers_needing
+from prm.labeling.resume import label_in_chunks
 
 WRONGS = [["ok"] * i + ["bad"] + ["ok"] * (7 - i) for i in range(8)]
 

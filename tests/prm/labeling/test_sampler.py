@@ -36,7 +36,7 @@ def test_stored_rollouts_come_first_and_only_the_missing_count_is_sampled(oracle
 
 
 def test_error_rows_are_kept_but_never_served(oracle_cls):
-    from prm.labeling import CachedRolloutSampler
+    from prm.labeling.sampler import CachedRolloutSampler
 
     def source(targets, n, seed):
         return [{"prefix_hash": t.prefix_hash, "rollout_idx": j, "text": "", "finish_reason": "error"}

@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from prm.evaluation.metrics import bootstrap_mean_ci
+from prm.metrics import bootstrap_mean_ci
 from prm.policy import EvalRow, EvalTable
 from prm.rewards import RewardConfig
 from prm.rl import Comparison, RLRunConfig, compare_arms, metric_rows

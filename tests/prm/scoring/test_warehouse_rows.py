@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from prm.scoring import ScorerConfig, load_prm, score_rows_for_warehouse
+from prm.scoring import ScorerConfig, load_prm
+from prm.scoring.warehouse_rows import score_rows_for_warehouse
 from warehouse.schemas import STEP_SCORES
 
 SOLUTIONS = {"s0": ("p0", "3+4*2 =", ["4*2 = 8", "3+8 = 11"]), "s1": ("p1", "9-2-5 =", ["9-2 = 7", "7-5 = 3", "3"])}

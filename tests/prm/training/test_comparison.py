@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from prm.evaluation.heldout import EASY_TO_HARD, IN_DISTRIBUTION, heldout_solutions, split_test_sets
-from prm.evaluation.prm_eval import CONSTANT, LENGTH, MAJORITY, ORACLE
+from prm.best_of_n import CONSTANT, LENGTH, MAJORITY, ORACLE
+from prm.evaluation import IN_DISTRIBUTION, heldout_solutions, split_test_sets
+from prm.evaluation.heldout import EASY_TO_HARD
 from prm.experiments.label_sources import ComparisonConfig, compare_label_sources, comparison_markdown, comparison_table
 from prm.experiments.pooled import pooled_comparison, with_truth_differences
 from prm.training import PRMTrainConfig, TrainingSetConfig, stratified_splits

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from prm.evaluation.metrics import roc_auc
 from prm.export import write_trl_stepwise
+from prm.metrics import roc_auc
 from prm.scoring import load_prm
 from prm.training import TrainingSetConfig, build_training_set, read_prm_card
 from prm.training.__main__ import main

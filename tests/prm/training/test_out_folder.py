@@ -12,7 +12,7 @@ from prm.training.__main__ import main
 from prm.training.constants import CARD_FILE, MANIFEST_FILE
 from prm.training.out_folder import check_out, clear_checkpoints, clear_model_files, write_manifest
 
-SHIPPED_PRM = Path(__file__).resolve().parents[3] / "prm" / "training" / "shipped" / "arith-prm"
+SHIPPED_PRM = Path(__file__).resolve().parents[3] / "prm" / "shipped" / "arith-prm"
 
 
 def _files(folder: Path) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""The shipped PRM (prm/training/shipped/arith-prm): its card holds the recipe's goals, and a tampered card, a
+"""The shipped PRM (prm/shipped/arith-prm): its card holds the recipe's goals, and a tampered card, a
 tampered file of any kind that changes a score (weights, tokenizer, config, recipe) or a rebuilt reference policy is
 refused, naming what changed."""
 

@@ -16,7 +16,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from prm.evaluation.prm_eval import AGGREGATIONS, MAJORITY, ORACLE, RANDOM, VOTE_PREFIX, BestOfN
+from prm.best_of_n import AGGREGATIONS, MAJORITY, ORACLE, RANDOM, VOTE_PREFIX, BestOfN
 from prm.files import atomic_write
 
 DPI = 120  # legible in a README at the default 6.4 x 4.8 inch size, ~100 KB
@@ -26,7 +26,7 @@ REFERENCE_STYLE = {MAJORITY: "--", RANDOM: ":", ORACLE: "-."}  # references dash
 def plot_best_of_n(curve: Sequence[BestOfN], path: str | os.PathLike[str], *, title: str = "Best-of-N") -> Path:
     """Test accuracy against N for each aggregation and for majority vote, random pick and the oracle.
 
-    ``curve`` is :func:`prm.evaluation.prm_eval.bon_curve`'s output; the aggregation chosen on validation at
+    ``curve`` is :func:`prm.best_of_n.picks.bon_curve`'s output; the aggregation chosen on validation at
     the largest N is marked in the legend. Returns ``path``.
     """
     if not curve:

@@ -1,6 +1,6 @@
 """Which label source trains the best PRM per rollout paid: the label-source comparison at benchmark size.
 
-Run: ``.venv/bin/python benchmarks/prm.py`` (uses the shipped default policy; trains nothing but PRMs).
+Run: ``.venv/bin/python benchmarks/prm_quality.py`` (uses the shipped default policy; trains nothing but PRMs).
 Generates word problems of 4-8 steps (the shipped policy gets ~90% of 4-step and ~27% of 8-step ones right, so
 every level holds both right and wrong solutions; at 9-10 steps it is almost never right, which leaves best-of-N
 nothing to pick), samples 8 solutions each with vLLM, labels them through the partition functions the
@@ -37,46 +37,38 @@ import time
 from pathlib import Path
 from typing import Any
 
-# Run as a script, this folder heads sys.path and benchmarks/verifiers.py would shadow the `verifiers` package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from prm.datagen.solutions import sample_solution_rows  # noqa: E402
-from prm.evaluation.heldout import heldout_solutions, split_test_sets  # noqa: E402
-from prm.evaluation.plots import plot_best_of_n_by_scorer  # noqa: E402
-from prm.experiments.label_sources import (  # noqa: E402
+from prm.datagen import sample_solution_rows
+from prm.evaluation import heldout_solutions, split_test_sets
+from prm.experiments import (
+    IMPLICIT_PRM,
+    POLICY_LOGLIK,
     VERSUS_TRUTH,
     ComparisonConfig,
     bon_curves,
     compare_label_sources,
     comparison_markdown,
     comparison_table,
-)
-from prm.experiments.pooled import pooled_comparison  # noqa: E402
-from prm.experiments.reading_baselines import (  # noqa: E402
-    IMPLICIT_PRM,
-    POLICY_LOGLIK,
     implicit_prm_runs,
     policy_loglik_runs,
+    pooled_comparison,
 )
-from prm.generation import GenerationConfig, make_backend  # noqa: E402
-from prm.generation.constants import SOLUTION_MAX_TOKENS  # noqa: E402
-from prm.labeling import MCConfig, OmegaPRMConfig  # noqa: E402
-from prm.labeling.consensus import ConsensusConfig  # noqa: E402
-from prm.labeling.partition import (  # noqa: E402
+from prm.generation import SOLUTION_MAX_TOKENS, GenerationConfig, make_backend
+from prm.labeling import (
+    ConsensusConfig,
+    MCConfig,
+    OmegaPRMConfig,
+    ProgressConfig,
     consensus_partition,
     label_partition,
     label_progress_partition,
     verify_partition,
 )
-from prm.labeling.progress import ProgressConfig  # noqa: E402
-from prm.models import model_version, prompter_for  # noqa: E402
-from prm.models.constants import ARITH_POLICY_NAME  # noqa: E402
-from prm.scoring import load_prm  # noqa: E402
-from prm.tasks import ArithmeticSourceConfig, generate_arithmetic  # noqa: E402
-from prm.training import PRMTrainConfig, TrainingSetConfig, read_prm_card, stratified_splits  # noqa: E402
-from prm.training.implicit import ImplicitPRMConfig  # noqa: E402
-from warehouse import Warehouse, connect  # noqa: E402
-from warehouse.methods import COMPARED_METHODS, JUDGE, LABEL_SOURCES, TRUTH  # noqa: E402
+from prm.models import ARITH_POLICY_NAME, model_version, prompter_for
+from prm.reports import plot_best_of_n_by_scorer
+from prm.scoring import load_prm
+from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
+from prm.training import ImplicitPRMConfig, PRMTrainConfig, TrainingSetConfig, read_prm_card, stratified_splits
+from warehouse import COMPARED_METHODS, JUDGE, LABEL_SOURCES, TRUTH, Warehouse, connect
 
 SOURCE, DAY = "bench", "2026-01-01"
 SPEED_SOLUTIONS = 2000  # held-out solutions the scoring speed is measured on (both ways, the same ones)

@@ -11,14 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-# Run as a script, this folder is sys.path[0] and this file would shadow the `warehouse` package.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path.pop(0)
 
 import numpy as np
 import pandas as pd

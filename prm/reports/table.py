@@ -8,27 +8,34 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from prm.evaluation.intervals import bon_intervals, f1_ci
-from prm.evaluation.outcome import MISSING_KEY, REFERENCES, accuracy, choose_vote, step_truth_note
-from prm.evaluation.prm_eval import (
+from prm.best_of_n import (
     AGGREGATIONS,
     CONSTANT,
     DEFAULT_BON_N,
     LENGTH,
     MAJORITY,
-    NEVER_FLAG,
     ORACLE,
     RANDOM,
-    ScoredSolution,
-    as_solutions,
+    REFERENCES,
+    accuracy,
+    bon_intervals,
+    choose_vote,
     constant_baseline,
     evaluate_best_of_n,
-    evaluate_processbench,
     length_baseline,
-    step_auc,
 )
-from prm.evaluation.sensitivity import Sensitivity
+from prm.first_error import (
+    MISSING_KEY,
+    NEVER_FLAG,
+    ScoredSolution,
+    as_solutions,
+    evaluate_processbench,
+    f1_ci,
+    step_auc,
+    step_truth_note,
+)
 from prm.format import markdown_table
+from prm.metrics import Sensitivity
 
 
 def evaluation_table(model: str, label_method: str | None,
@@ -44,7 +51,7 @@ def evaluation_table(model: str, label_method: str | None,
     chosen on validation), ``bon_acc@N:<aggregation>``, ``bon_gap_closed@N``, and ``vote_acc@N`` / ``vote_gain@N``
     (the PRM-weighted vote chosen on validation, and its gain over majority vote). References: ``bon_acc@N``. Every
     accuracy and gain carries its 95% interval over test problems; step metrics of a test set without step truth
-    are None with ``missing: no step truth`` (:mod:`prm.evaluation.outcome`). ``val`` and ``test`` must not share a
+    are None with ``missing: no step truth`` (:mod:`prm.first_error.truth`). ``val`` and ``test`` must not share a
     problem.
 
     >>> sols = [{"solution_id": f"{p}{i}", "problem_id": p, "scores": [0.9, 0.2 if i else 0.8],
@@ -106,8 +113,8 @@ def _scorer_rows(model: str, label_method: str | None, split: str, val: list[Sco
 
 def sensitivity_row(model: str, label_method: str | None, sens: Sensitivity, *, split: str = "test",
                     experiment: str = "prm_evaluation", **note: str) -> dict[str, Any]:
-    """The ``step_sensitivity`` row of a scorer (:mod:`prm.evaluation.sensitivity`), its interval in the detail;
-    ``note``: :func:`prm.evaluation.outcome.step_truth_note` of the test solutions."""
+    """The ``step_sensitivity`` row of a scorer (:mod:`prm.metrics.sensitivity`), its interval in the detail;
+    ``note``: :func:`prm.first_error.step_truth_note` of the test solutions."""
     return {"experiment": experiment, **_row(model, label_method, split, "step_sensitivity", sens.value, sens.n_pairs,
                                              ci=sens.ci, problems=sens.n_problems, **note)}
 

@@ -1,6 +1,6 @@
 """Throughput of the step verifiers through the worker pool, and the arithmetic verifier's accuracy.
 
-Usage: ``.venv/bin/python benchmarks/verifiers.py [--n 20000]``. Prints progress lines, then one JSON
+Usage: ``.venv/bin/python benchmarks/verifier_speed.py [--n 20000]``. Prints progress lines, then one JSON
 object as the last stdout line: ``{"sympy_checks_per_s": ..., "z3_checks_per_s": ...,
 "false_alarm_rate": ..., "slip_recall": ...}``.
 (``sympy_checks_per_s`` is the exact-rational arithmetic checker, named after the issue's "SymPy step
@@ -17,14 +17,12 @@ import sys
 import time
 from pathlib import Path
 
-# Run as a script, this file's directory heads sys.path and this file's name shadows the `verifiers`
-# package; drop that entry so the imports below (and the pool's workers) find the package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+# Run as a script, this folder heads sys.path: the project root goes first, for benchmarks.* and tests.*.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: the sample lives in tests/
 
-from prm.tasks.logic import corrupt_steps, generate_logic_problem  # noqa: E402
-from tests.verifiers.calculator_sample import SampleScore, calculator_lines, score_sample  # noqa: E402
-from verifiers.pool import PoolConfig, VerifierPool  # noqa: E402
+from prm.tasks.logic import corrupt_steps, generate_logic_problem
+from tests.verifiers.calculator_sample import SampleScore, calculator_lines, score_sample
+from verifiers import PoolConfig, VerifierPool
 
 
 def arithmetic_steps(n: int, seed: int = 0) -> list[str]:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prm.evaluation.metrics import problem_bootstrap_ci
+from prm.metrics.stats import problem_bootstrap_ci
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,7 @@ Developing PRMs") and, as references that need no PRM, majority vote, a uniform 
 (pass@N). Each figure comes with a 95% percentile-bootstrap interval over test problems, and the PRM's picks
 with their paired gain over majority vote on the same problems.
 
-Step metrics (ProcessBench F1, step ROC-AUC, step sensitivity) need exact step truth; a table whose solutions
-have none says :data:`NO_STEP_TRUTH` in their place, never a number or an error.
+Step metrics need exact step truth (:mod:`prm.first_error.truth`).
 """
 
 from __future__ import annotations
@@ -20,21 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from prm.evaluation.intervals import bon_correct
-from prm.evaluation.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci
-from prm.evaluation.prm_eval import (
-    AGGREGATIONS,
-    MAJORITY,
-    ORACLE,
-    RANDOM,
-    VOTE_PREFIX,
-    ScoredSolution,
-    _by_problem,
-    bon_accuracies,
-)
+from prm.best_of_n.intervals import bon_correct
+from prm.best_of_n.picks import AGGREGATIONS, MAJORITY, ORACLE, RANDOM, VOTE_PREFIX, _by_problem, bon_accuracies
+from prm.first_error import ScoredSolution
+from prm.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci
 
-NO_STEP_TRUTH = "no step truth"  # what a table says where a step metric has nothing to be measured against
-MISSING_KEY = "missing"  # the detail key of a row whose value is None for a stated reason
 VOTES = tuple(h for h in AGGREGATIONS if h.startswith(VOTE_PREFIX))  # the PRM-weighted votes, tie order kept
 REFERENCES = (MAJORITY, RANDOM, ORACLE)
 # A plain decimal number, thousands separators allowed: linear (each branch consumes a digit or a fixed separator).
@@ -56,25 +45,6 @@ def answer_key(answer: str | None) -> str | None:
     if len(text) <= _MAX_NUMBER_CHARS and _PLAIN_NUMBER.fullmatch(text):
         return str(Fraction(text.replace(",", "")))
     return text or None
-
-
-def has_step_truth(solutions: Sequence[ScoredSolution]) -> bool:
-    """Whether any solution carries exact step truth (a first wrong step, or -1 for none).
-
-    >>> has_step_truth([ScoredSolution("a", "p", (0.5,), None)]), has_step_truth([ScoredSolution("a", "p", (0.5,), -1)])
-    (False, True)
-    """
-    return any(s.first_error is not None for s in solutions)
-
-
-def step_truth_note(solutions: Sequence[ScoredSolution]) -> dict[str, str]:
-    """The detail a step-metric row carries when ``solutions`` have no step truth (``{"missing": "no step
-    truth"}``), else nothing.
-
-    >>> step_truth_note([ScoredSolution("a", "p", (0.5,), None)])
-    {'missing': 'no step truth'}
-    """
-    return {} if has_step_truth(solutions) else {MISSING_KEY: NO_STEP_TRUTH}
 
 
 @dataclass(frozen=True)
@@ -148,7 +118,3 @@ def choose_vote(val: Sequence[ScoredSolution], n: int) -> tuple[str, str]:
         return VOTES[0], f"default: no validation problem has {n} solutions"
     acc, _ = bon_accuracies(val, n)
     return max(VOTES, key=acc.__getitem__), "validation"
-
-
-__all__ = ["MISSING_KEY", "NO_STEP_TRUTH", "REFERENCES", "VOTES", "Accuracy", "accuracy", "answer_key", "choose_vote",
-           "has_step_truth", "problem_correct", "step_truth_note"]
