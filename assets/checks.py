@@ -16,7 +16,9 @@ from assets.verification import consensus_labels, formal_verifications, judge_ou
 from prm.best_of_n import CONSTANT, LENGTH
 from prm.evaluation import latest_f1
 from prm.format import StepTagConvention
-from prm.labeling import ReadinessThresholds, SolutionCounts, judge_outcome_verdict
+from prm.implicit_recipe import read_recipe
+from prm.label_audit import judge_outcome_verdict
+from prm.labeling import ReadinessThresholds, SolutionCounts
 from prm.labeling.readiness import readiness  # the module's own name: the package keeps the module
 from prm.models import (
     ARITH_POLICY_NAME,
@@ -27,10 +29,10 @@ from prm.models import (
     resolve_model,
 )
 from prm.policy import card_problems, read_card
-from prm.scoring import is_lm_head_folder, read_recipe
+from prm.scoring import is_lm_head_folder
 from prm.training import PRMArtifacts, TrainingSet, read_prm_card
 from warehouse import checks as wc
-from warehouse import label_assets, method
+from warehouse.methods import label_assets, method
 
 
 @dg.asset_check(asset=problems, blocking=True, description="Every problem has a gold answer; generated "
@@ -164,7 +166,7 @@ def judge_agrees_with_outcomes(context: dg.AssetCheckExecutionContext) -> dg.Ass
                                          "wrong_called_right": outcome.wrong_called_right})
 
 
-# Which asset writes which methods of the method table (warehouse/methods.py) into step_labels.
+# Which asset writes which methods of the method table (warehouse/methods/table.py) into step_labels.
 LABEL_WRITERS: tuple[tuple[dg.AssetsDefinition, tuple[str, ...]], ...] = tuple(
     (a, label_assets()[a.key.to_user_string()]) for a in (mc_labels, omegaprm_labels, progress_labels,
                                                           formal_verifications, judgments, consensus_labels,

@@ -29,7 +29,7 @@ from prm.flywheel import (
     rounds_markdown,
     samples_stage,
 )
-from prm.labeling import audit_markdown
+from prm.label_audit import audit_markdown
 from warehouse import latest_model
 
 GROUP = "flywheel"

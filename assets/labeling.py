@@ -13,23 +13,21 @@ from assets.metadata import md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
 from prm.generation import SOLUTION_MAX_TOKENS
+from prm.label_audit import audit_markdown, people_markdown, people_rows
 from prm.labeling import (
     LABELERS,
     MCConfig,
     OmegaPRMConfig,
     PartitionLabelReport,
     ProgressConfig,
-    audit_markdown,
     audit_partition,
     get_labeler,
     label_method_partition,
     label_partition,
     label_progress_partition,
     people_audit_partition,
-    people_markdown,
-    people_rows,
 )
-from warehouse import REFERENCE_METHODS, label_assets, method, method_names
+from warehouse.methods import REFERENCE_METHODS, label_assets, method, method_names
 
 
 def _metadata(report: PartitionLabelReport) -> dict:

@@ -8,7 +8,7 @@ import dagster as dg
 from assets.config_base import Mirror, derive
 from assets.prm import trained_prm
 from assets.resources import WarehouseResource
-from prm.models import model_cache_dir, model_version, resolve_model
+from prm.models import ARITH_PRM_NAME, local_model, model_cache_dir, model_version, resolve_model
 from prm.rl import RLRunConfig, compare_arms, latest_hacked, latest_run_metrics, split_pool, warehouse_problems
 from prm.training import SHIPPED_PRM_DIR, PRMArtifacts, verify_shipped_prm
 from warehouse import today
@@ -37,8 +37,8 @@ class RLAssetConfig(derive(Mirror(
     # answer, which the reward and the held-out accuracy grade against); None = every source. The difficulties
     # (train_ops, anchor_ops, eval_ops) are gold step counts (problems.n_gold_steps): set them to ones it holds.
     source: str | None = None
-    # The reward PRM: "trained" (the prm_model asset's), "shipped" (prm/shipped/arith-prm, digest-checked)
-    # or a PRM folder.
+    # The reward PRM: "trained" (the prm_model asset's), "shipped" or "arith-prm" (prm/shipped/arith-prm,
+    # digest-checked with its reference policy), or anything prm.models.local_model resolves (a folder, a hub id).
     prm: str = "trained"
 
 
@@ -46,15 +46,20 @@ def _reward_prm(choice: str) -> Path:
     """The PRM folder ``choice`` names; a Failure that says what to do when it is missing or fails its check."""
     if choice == "trained":
         return trained_prm(PRMArtifacts.default())
-    if choice == "shipped":
+    if choice in ("shipped", ARITH_PRM_NAME):
         try:
             verify_shipped_prm(SHIPPED_PRM_DIR)
         except ValueError as exc:
             raise dg.Failure(str(exc)) from exc
         return SHIPPED_PRM_DIR
-    if not Path(choice).is_dir():
-        raise dg.Failure(f"rl_run.prm={choice!r} is neither 'trained', 'shipped' nor a PRM folder")
-    return Path(choice)
+    try:
+        folder = local_model(choice)
+    except (FileNotFoundError, ValueError) as exc:
+        raise dg.Failure(f"rl_run.prm={choice!r}: {exc}") from exc
+    if not (folder / "config.json").is_file():
+        raise dg.Failure(f"rl_run.prm={choice!r} is neither 'trained', 'shipped', {ARITH_PRM_NAME!r} nor a PRM folder "
+                         "(a folder holding config.json and the weights)")
+    return folder
 
 
 @dg.asset(group_name="rl", kinds={"pytorch"}, pool="rl", deps=["prm_model", "problems"],

@@ -10,20 +10,17 @@ from assets.metadata import md_table
 from assets.partitions import PARTITIONS, day_and_source
 from assets.resources import GenerationResource, WarehouseResource
 from prm.datagen import first_errors_truth
+from prm.label_audit import JudgeOutcomeAgreement, JudgeOutcomeBand, audit_markdown, judge_outcome_verdict
 from prm.labeling import (
     POLICIES,
     REFERENCE_METHOD,
     REFERENCE_TASKS,
     ConsensusConfig,
     JudgeConfig,
-    JudgeOutcomeAgreement,
-    JudgeOutcomeBand,
     ReferenceConfig,
     agreement_markdown,
-    audit_markdown,
     consensus_partition,
     derive_partition,
-    judge_outcome_verdict,
     judge_partition,
     pairwise_agreement,
     verify_partition,

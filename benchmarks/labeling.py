@@ -31,15 +31,8 @@ from tqdm import tqdm
 
 from prm.datagen import SolutionToLabel, sample_solution_rows
 from prm.generation import GenerationConfig, make_backend
-from prm.labeling import (
-    MCConfig,
-    OmegaPRMConfig,
-    audit_labels,
-    audit_markdown,
-    backend_sampler,
-    get_labeler,
-    predicted_first_errors,
-)
+from prm.label_audit import audit_labels, audit_markdown, predicted_first_errors
+from prm.labeling import MCConfig, OmegaPRMConfig, backend_sampler, get_labeler
 from prm.metrics import f1_difference_ci
 from prm.models import ARITH_POLICY_NAME, prompter_for
 from prm.policy import PolicyTrainConfig

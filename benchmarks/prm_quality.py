@@ -68,7 +68,8 @@ from prm.reports import plot_best_of_n_by_scorer
 from prm.scoring import load_prm
 from prm.tasks import ArithmeticSourceConfig, generate_arithmetic
 from prm.training import ImplicitPRMConfig, PRMTrainConfig, TrainingSetConfig, read_prm_card, stratified_splits
-from warehouse import COMPARED_METHODS, JUDGE, LABEL_SOURCES, TRUTH, Warehouse, connect
+from warehouse import Warehouse, connect
+from warehouse.methods import COMPARED_METHODS, JUDGE, LABEL_SOURCES, TRUTH
 
 SOURCE, DAY = "bench", "2026-01-01"
 SPEED_SOLUTIONS = 2000  # held-out solutions the scoring speed is measured on (both ways, the same ones)

@@ -34,23 +34,22 @@ from typing import Any
 from prm.datagen import intake_rows, read_intake, replace_solutions, store_new_problems
 from prm.evaluation import SHARED_PROCESSBENCH, evaluate_processbench_files, spread
 from prm.format import PromptTemplate
+from prm.label_audit import PeopleAudit, audit_against_people, people_markdown
 from prm.labeling import (
     ConsensusConfig,
     JudgeConfig,
     MCConfig,
     OmegaPRMConfig,
-    PeopleAudit,
-    audit_against_people,
     consensus_partition,
     derive_partition,
     judge_partition,
     label_partition,
-    people_markdown,
     verify_partition,
 )
 from prm.metrics import REPORT, choice_part
 from prm.models import JUDGE_NAME, SMOLLM2_NAME, model_version, prompter_for
-from warehouse import REFERENCE_METHODS, Warehouse
+from warehouse import Warehouse
+from warehouse.methods import REFERENCE_METHODS
 
 DAY = "2026-11-28"
 SHARED = SHARED_PROCESSBENCH.parent

@@ -23,7 +23,7 @@ step-error rate rises more than 0.05 (prm.rl.curve.hacked_at). Every held-out po
 Three seeds for benchmarks/rl_seeds.py: ``for s in 0 1 2; do .venv/bin/python benchmarks/rl.py --seed $s --out
 models/rl/benchmark-seed$s; done``.
 
-The PRM: ``--prm DIR`` (e.g. ``models/prm/model``, the ``prm_model`` asset's), else one trained here on exact
+The PRM: ``--prm DIR`` (e.g. ``models/prm``, the ``prm_model`` asset's), else one trained here on exact
 step truth of the policy's own samples (``--truth-prm-steps`` optimizer steps, kept under ``<out>/truth-prm``
 and reused while its card matches): the best labels this task allows, so the comparison is about the reward's
 form, not label noise, and does not change when the pipeline retrains its PRM on a small demo set.

@@ -20,6 +20,7 @@ from pathlib import Path
 import click
 
 from pipelines.recipe import Recipe, RecipeError, load_recipe
+from prm.models import ARITH_PRM_NAME
 
 
 def _day(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
@@ -181,7 +182,6 @@ def register_source(name: str) -> None:
 
 # --- prm-pipeline eval -----------------------------------------------------------------------------------------------
 
-SHIPPED_PRM_NAME = "arith-prm"  # prm/shipped/arith-prm, the PRM the repository ships
 
 
 @main.group("eval")
@@ -194,7 +194,7 @@ def eval_group() -> None:
 
 @eval_group.command("processbench")
 @click.option("--prm", "prm_name", metavar="FOLDER|NAME|HUB_ID",
-              help=f"the PRM: a PRM folder, {SHIPPED_PRM_NAME!r} (the shipped PRM) or a hub id such as "
+              help=f"the PRM: a PRM folder, {ARITH_PRM_NAME!r} (the shipped PRM) or a hub id such as "
                    "Qwen/Qwen2.5-Math-PRM-7B (fetched into the Hugging Face cache)")
 @click.option("--judge", metavar="NAME|FOLDER|HUB_ID",
               help="a chat model as critic instead: a registered name (smollm2-judge, smollm2-135m-instruct), a "
@@ -289,7 +289,7 @@ def processbench_plan(model: str, files: dict[str, Path], limit: int | None, *, 
     from prm.evaluation import load_split
     from prm.models import REGISTERED_MODELS, resolve_model
 
-    if not critic and model == SHIPPED_PRM_NAME and not Path(model).exists():
+    if not critic and model == ARITH_PRM_NAME and not Path(model).exists():
         from prm.training import SHIPPED_PRM_DIR
 
         where = f"the shipped PRM {SHIPPED_PRM_DIR}"
@@ -310,18 +310,17 @@ def processbench_plan(model: str, files: dict[str, Path], limit: int | None, *, 
 def _prm_scorer(name: str, convention: str | None, trust_remote_code: bool, engine: str,
                 batch_size: int | None) -> tuple[object, str]:
     """The loaded PRM and its label for the report (``name@<weights digest>`` for a folder, a hub id as given)."""
-    from prm.evaluation import prm_folder
-    from prm.models import model_version, resolve_model, weights_digest
+    from prm.models import local_model, model_version, resolve_model, weights_digest
     from prm.scoring import ScorerConfig, load_prm
 
     config = ScorerConfig(engine=engine, batch_size=batch_size, trust_remote_code=trust_remote_code)
-    if name == SHIPPED_PRM_NAME and not Path(name).exists():
+    if name == ARITH_PRM_NAME and not Path(name).exists():
         from prm.training import SHIPPED_PRM_DIR, verify_shipped_prm
 
         verify_shipped_prm(SHIPPED_PRM_DIR)
         folder, label = SHIPPED_PRM_DIR, f"{name}@{weights_digest(SHIPPED_PRM_DIR)}"
     else:
-        folder = prm_folder(name)
+        folder = local_model(name)
         label = model_version(name) if isinstance(resolve_model(name), Path) else name  # a hub id as given
     try:
         return load_prm(folder, config, convention=convention), label

@@ -30,9 +30,10 @@ from prm.datagen import IMPORTED_TASKS
 from prm.files import YAMLRefused, load_yaml, read_yaml
 from prm.models import ARITH_POLICY_NAME
 from prm.tasks import BUILTIN_SOURCES, is_source_name
-from warehouse import LABEL_SOURCES, PROJECT_ROOT, method, method_names, recipe_label_assets
+from warehouse import PROJECT_ROOT
+from warehouse.methods import LABEL_SOURCES, method, method_names, recipe_label_assets
 
-# labels.methods keys are the method table's, warehouse.recipe_label_assets(), read on use; pipelines.run_config
+# labels.methods keys are the method table's, warehouse.methods.recipe_label_assets(), read on use; pipelines.run_config
 # selects the asset each materializes.
 # The dataset fields a mapping may rename (prm.tasks.datasets reads these names).
 DATASET_FIELDS = ("question", "answer", "solution")
@@ -174,7 +175,7 @@ class PRMSpec:
     """The PRM trained on the labels."""
 
     base_model: str | None = None  # None: the policy (Math-Shepherd initialises its PRM from the generator)
-    head: str | None = None  # "lm" or "classifier"
+    head: str | None = None  # a PRM kind with a trainer (prm.scoring.PRM_KINDS): "lm" or "classifier"
     label_method: str = "omegaprm"  # the labels it trains on (warehouse.methods.LABEL_SOURCES)
     max_steps: int | None = None
     batch_size: int | None = None  # solutions per optimizer step (None: PRMTrainConfig's 16)
@@ -188,7 +189,8 @@ class RLSpec:
     run: bool = False  # whether `prm-pipeline run` runs the rl job after the PRM
     policy: str | None = None  # None: the recipe's policy
     steps: int | None = None
-    prm: str | None = None  # the reward PRM: "trained" (the prm_model asset's), "shipped" or a folder; None: trained
+    # The reward PRM: "trained" (the prm_model asset's), "shipped" or "arith-prm", or a folder; None: trained.
+    prm: str | None = None
 
 
 @dataclass(frozen=True)
@@ -287,9 +289,13 @@ def _problems(recipe: Recipe) -> list[str]:
     for name in (recipe.prm.label_method, *recipe.prm.compare):
         if name not in LABEL_SOURCES:
             out.append(f"{name!r} is not a label source; the PRM trains on one of {LABEL_SOURCES}")
-    if recipe.prm.head not in (None, "lm", "classifier"):
-        out.append(f"prm.head {recipe.prm.head!r} is unknown; use 'lm' (the policy's LM head scores "
-                   "steps) or 'classifier' (a two-class head, vLLM-servable)")
+    if recipe.prm.head is not None:
+        from prm.scoring import PRM_KINDS  # the PRM-kind registry (loads torch: only when a head is named)
+
+        trainable = [name for name, kind in PRM_KINDS.items() if kind.trainer is not None]
+        if recipe.prm.head not in trainable:
+            out.append(f"prm.head {recipe.prm.head!r} is unknown; use one of {trainable} ('lm': the policy's LM "
+                       "head scores steps; 'classifier': a two-class head, vLLM-servable)")
     if recipe.policy.backend not in (None, "vllm", "openai"):
         out.append(f"policy.backend {recipe.policy.backend!r} is unknown; use 'vllm' or 'openai'")
     return out

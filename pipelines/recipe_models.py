@@ -9,9 +9,10 @@ from pathlib import Path
 from pipelines.recipe import Recipe, RecipeError
 from pipelines.run_config import model_roles
 from pipelines.runner import describe_model
+from prm.models import ARITH_PRM_NAME
 
 # rl.prm's names (assets.rl.RLAssetConfig.prm); anything else is a PRM folder.
-REWARD_PRM_NAMES = ("trained", "shipped")
+REWARD_PRM_NAMES = ("trained", "shipped", ARITH_PRM_NAME)
 
 
 def _closest(name: str, names: tuple[str, ...]) -> str:
@@ -23,11 +24,11 @@ def _reward_prm(choice: str | None) -> tuple[str, str | None]:
     """(what ``rl.prm`` resolves to, the problem or None)."""
     if choice in (None, "trained"):
         return "the prm job's PRM (the prm_model asset)", None
-    if choice == "shipped":
+    if choice in ("shipped", ARITH_PRM_NAME):
         from prm.training import SHIPPED_PRM_DIR
 
         if not SHIPPED_PRM_DIR.is_dir():
-            return "", f"rl.prm 'shipped' names {SHIPPED_PRM_DIR}, which is missing; restore it with `git checkout " \
+            return "", f"rl.prm {choice!r} names {SHIPPED_PRM_DIR}, which is missing; restore it with `git checkout " \
                        "-- prm/shipped/arith-prm`"
         return f"the shipped PRM {SHIPPED_PRM_DIR}", None
     folder = Path(choice).expanduser()

@@ -30,7 +30,7 @@ from assets.search import SearchAssetConfig
 from assets.verification import JudgeAssetConfig
 from pipelines.recipe import JOBS, Recipe, RecipeError
 from prm.tasks import BUILTIN_SOURCES
-from warehouse import method, method_names, recipe_label_assets
+from warehouse.methods import method, method_names, recipe_label_assets
 
 # The config class of each op a recipe configures.
 OP_CONFIGS: dict[str, type] = {

@@ -1,4 +1,5 @@
-"""The warehouse: versioned schemas, validated Delta Lake commits (local or s3://), DuckDB snapshot views.
+"""The warehouse: versioned schemas, validated Delta Lake commits (local or s3://), DuckDB snapshot views; the
+label-method table is its own package, :mod:`warehouse.methods`.
 
 Never imports dagster.
 """
@@ -9,18 +10,6 @@ from warehouse.db import Snapshot, connect, snapshot_connection, snapshot_versio
 from warehouse.location import is_remote
 from warehouse.locks import exclusive
 from warehouse.maintenance import UnsafeRetention, check_retention, maintain_table
-from warehouse.methods import (
-    COMPARED_METHODS,
-    CONSENSUS,
-    JUDGE,
-    LABEL_SOURCES,
-    REFERENCE_METHODS,
-    TRUTH,
-    label_assets,
-    method,
-    method_names,
-    recipe_label_assets,
-)
 from warehouse.model_registry import (
     ACCEPTED,
     REJECTED,
@@ -35,16 +24,10 @@ from warehouse.store import Warehouse, is_partition_value, new_run_id, today
 
 __all__ = [
     "ACCEPTED",
-    "COMPARED_METHODS",
-    "CONSENSUS",
-    "JUDGE",
-    "LABEL_SOURCES",
     "LABEL_STATUSES",
     "PROJECT_ROOT",
-    "REFERENCE_METHODS",
     "REJECTED",
     "TABLES",
-    "TRUTH",
     "VACUUM_RETENTION_HOURS",
     "ModelEntry",
     "Snapshot",
@@ -56,15 +39,11 @@ __all__ = [
     "exclusive",
     "is_partition_value",
     "is_remote",
-    "label_assets",
     "latest_model",
     "lineage",
     "maintain_table",
-    "method",
-    "method_names",
     "model_versions",
     "new_run_id",
-    "recipe_label_assets",
     "register_models",
     "snapshot_connection",
     "snapshot_versions",

@@ -291,9 +291,11 @@ def cli_page() -> str:
 
 
 def public_packages(repo: Path) -> list[tuple[str, list[str]]]:
-    """(package, its ``__all__``) for every package of prm/, verifiers/ and warehouse/ that declares one."""
+    """(package, its ``__all__``) for every package of prm/, verifiers/ and warehouse/ (its subpackages included)
+    that declares one."""
     found = []
-    inits = [repo / "verifiers/__init__.py", repo / "warehouse/__init__.py", *sorted(repo.glob("prm/*/__init__.py"))]
+    inits = [repo / "verifiers/__init__.py", repo / "warehouse/__init__.py",
+             *sorted(repo.glob("warehouse/*/__init__.py")), *sorted(repo.glob("prm/*/__init__.py"))]
     for init in inits:
         tree = ast.parse(init.read_text(encoding="utf-8"))
         for node in tree.body:

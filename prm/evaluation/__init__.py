@@ -25,7 +25,7 @@ from prm.evaluation.processbench_data import (
     processbench_registry_metrics,
     processbench_rows,
 )
-from prm.evaluation.processbench_eval import evaluate_processbench_files, load_split, prm_folder, spread
+from prm.evaluation.processbench_eval import evaluate_processbench_files, load_split, spread
 
 __all__ = [
     "CRITIQUE_TEMPLATE",
@@ -45,7 +45,6 @@ __all__ = [
     "perturbation_markdown",
     "perturbation_report",
     "perturbation_run",
-    "prm_folder",
     "processbench_files",
     "processbench_registry_metrics",
     "processbench_rows",

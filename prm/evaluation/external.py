@@ -87,7 +87,7 @@ def evaluate_processbench_file(model_dir: str | Path, path: str | Path, label_me
 
     Example (needs a PRM folder)::
 
-        rows = evaluate_processbench_file("models/prm/model", "processbench/gsm8k.jsonl")
+        rows = evaluate_processbench_file("models/prm", "processbench/gsm8k.jsonl")
     """
     solutions = processbench_solutions(read_processbench(path))
     scores = load_prm(model_dir).score_batch([(s["question"], s["steps"]) for s in solutions])

@@ -148,25 +148,6 @@ def f1_interval(problem_ids: Sequence[str], labels: Sequence[int], predicted: Se
     return problem_bootstrap_ci(list(per_problem.values()), verdict_f1, seed=seed)
 
 
-def prm_folder(name: str | Path) -> Path:
-    """The local folder of a PRM given as a folder, a registered name or a hub id (``org/name``): a hub id is
-    fetched into the Hugging Face cache (``huggingface_hub.snapshot_download``; with ``HF_HUB_OFFLINE=1`` only the
-    cache is read), so :func:`prm.scoring.load_prm` can read it."""
-    from prm.models import resolve_model
-
-    resolved = resolve_model(name)
-    if isinstance(resolved, Path):
-        return resolved
-    from huggingface_hub import snapshot_download
-
-    try:
-        return Path(snapshot_download(repo_id=resolved))
-    except Exception as exc:  # hub errors: offline, unknown repo, gated model, interrupted download
-        raise FileNotFoundError(f"hub id {resolved!r} could not be fetched ({type(exc).__name__}: {exc}); on a "
-                                f"machine with the hub run `huggingface-cli download {resolved}` (or log in for a "
-                                "gated model), or pass the model's local folder") from None
-
-
 # --- splits and the report -----------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -386,5 +367,5 @@ def _evaluate_prm(scorer: Scorer, splits: Mapping[str, SplitRows], model: str, t
 
 
 __all__ = ["CRITIC", "FIXED", "FIXED_THRESHOLD", "ProcessBenchReport", "SplitResult", "SplitRows", "StepReads",
-           "choose_threshold_on", "evaluate_processbench_files", "f1_interval", "load_split", "prm_folder",
+           "choose_threshold_on", "evaluate_processbench_files", "f1_interval", "load_split",
            "read_steps", "readable_steps", "spread"]

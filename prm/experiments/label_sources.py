@@ -24,9 +24,10 @@ from prm.evaluation import IN_DISTRIBUTION, columns_from_rows, heldout_solutions
 from prm.evaluation.folder import evaluate_folder
 from prm.first_error import MISSING_KEY, NO_STEP_TRUTH, as_solutions
 from prm.format import markdown_table
-from prm.labeling import audit_labels
+from prm.label_audit import audit_labels
 from prm.training import PRMTrainConfig, TrainingSetConfig, build_training_set, stratified_splits, train_prm
-from warehouse import COMPARED_METHODS, TRUTH, connect
+from warehouse import connect
+from warehouse.methods import COMPARED_METHODS, TRUTH
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from prm.evaluation import PerturbationRun, perturbation_columns, perturbation_r
 from prm.experiments.label_sources import PAIRED_METRICS, VERSUS_TRUTH, MethodResult, versus_key
 from prm.first_error import ScoredSolution, as_solutions, has_step_truth, paired_f1_difference, pooled_f1
 from prm.metrics import Siblings, paired_sensitivity_difference, pooled_sensitivity
-from warehouse import TRUTH
+from warehouse.methods import TRUTH
 
 # test solutions, threshold, aggregation, siblings, and the off-policy perturbation pairs' scores (or None)
 Run = tuple[list[ScoredSolution], float, str, Siblings | None, PerturbationRun | None]

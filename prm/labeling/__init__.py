@@ -1,7 +1,8 @@
 """Automatic step labels: Monte-Carlo rollouts (Math-Shepherd), OmegaPRM binary search, progress, formal
-verifiers, the LLM judge, their consensus, and their audit.
+verifiers, the LLM judge and their consensus, and the partition stages that run them and their audits
+(:mod:`prm.label_audit`).
 
-Every method the method table (``warehouse/methods.py``) computes is ``get_labeler(name, config)``, registered in
+Every method the method table (``warehouse.methods``) computes is ``get_labeler(name, config)``, registered in
 :data:`LABELERS` under the table's name. Solution labelers (:class:`Labeler`) are called
 ``.label(solutions, engine, skip=...)``: ``engine`` is a :class:`RolloutSampler` for the rollout methods and a
 ``GenerationBackend`` for the judge. Derived labelers (:class:`DerivedLabeler`: progress, sympy, z3, consensus)
@@ -10,11 +11,8 @@ whose rows fit ``step_labels`` (and, for rollout methods, whose new rollouts fit
 """
 
 from prm.labeling.agreement import agreement_markdown, pairwise_agreement
-from prm.labeling.audit import audit_labels, audit_markdown, predicted_first_errors
-from prm.labeling.audit_people import PeopleAudit, audit_against_people, people_markdown, people_rows
 from prm.labeling.consensus import POLICIES, ConsensusConfig
 from prm.labeling.judge import JudgeConfig, judge_prompt, parse_vote
-from prm.labeling.judge_outcome import JudgeOutcomeAgreement, JudgeOutcomeBand, judge_outcome_verdict
 from prm.labeling.mc import MCConfig
 from prm.labeling.omega_search import OmegaPRMConfig
 from prm.labeling.partition import (
@@ -42,26 +40,19 @@ __all__ = [
     "REFERENCE_TASKS",
     "ConsensusConfig",
     "JudgeConfig",
-    "JudgeOutcomeAgreement",
-    "JudgeOutcomeBand",
     "MCConfig",
     "OmegaPRMConfig",
     "PartitionLabelReport",
-    "PeopleAudit",
     "ProgressConfig",
     "ReadinessThresholds",
     "ReferenceConfig",
     "SolutionCounts",
     "agreement_markdown",
-    "audit_against_people",
-    "audit_labels",
-    "audit_markdown",
     "audit_partition",
     "backend_sampler",
     "consensus_partition",
     "derive_partition",
     "get_labeler",
-    "judge_outcome_verdict",
     "judge_partition",
     "judge_prompt",
     "label_method_partition",
@@ -70,8 +61,5 @@ __all__ = [
     "pairwise_agreement",
     "parse_vote",
     "people_audit_partition",
-    "people_markdown",
-    "people_rows",
-    "predicted_first_errors",
     "verify_partition",
 ]

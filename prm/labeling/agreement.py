@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from prm.format import markdown_table
 from prm.labeling.consensus import SolutionVerdicts
-from warehouse import TRUTH
+from warehouse.methods import TRUTH
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from prm.format import first_error_of, labels_from_first_error, statuses_from_first_error
-from prm.labeling.audit import AuditRow, audit_labels
+from prm.label_audit import AuditRow, audit_labels
 from prm.labeling.types import LabelRun, PartitionRows, StepLabel, derived_run, params_json
-from warehouse import CONSENSUS, JUDGE, method_names
+from warehouse.methods import CONSENSUS, JUDGE, method_names
 
 
 @dataclass(frozen=True)

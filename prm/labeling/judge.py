@@ -28,7 +28,7 @@ from prm.format import labels_from_first_error, statuses_from_first_error
 from prm.generation import GenerationBackend, sample_solutions
 from prm.labeling.types import LabelRun, StepLabel, params_json
 from prm.models import JUDGE_NAME, prompter_for
-from warehouse import JUDGE
+from warehouse.methods import JUDGE
 
 TIE_BREAKS = ("earliest", "none")
 # ProcessBench's critique prompt (prm.evaluation owns the verbatim text), its tagged solution named {paragraphs}.

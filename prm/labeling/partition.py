@@ -19,8 +19,7 @@ from typing import Any
 
 from prm.datagen import IMPORTED_MARK, solutions_to_label
 from prm.generation import SOLUTION_MAX_TOKENS, GenerationBackend
-from prm.labeling.audit import AuditRow, audit_labels
-from prm.labeling.audit_people import PeopleAudit, audit_against_people
+from prm.label_audit import AuditRow, PeopleAudit, audit_against_people, audit_labels
 from prm.labeling.consensus import (
     ConsensusConfig,
     ConsensusResult,
@@ -37,7 +36,8 @@ from prm.labeling.registry import LABELERS, get_labeler, labelers_needing
 from prm.labeling.resume import label_in_chunks
 from prm.labeling.sampler import backend_sampler
 from prm.labeling.types import DerivedLabeler, LabelRun, StepLabel
-from warehouse import CONSENSUS, JUDGE, Warehouse
+from warehouse import Warehouse
+from warehouse.methods import CONSENSUS, JUDGE
 
 
 @dataclass(frozen=True)

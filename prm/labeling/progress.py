@@ -21,7 +21,7 @@ from typing import Any
 from prm.datagen import is_synthetic
 from prm.format import STATUS_LABELED, STATUS_UNVERIFIABLE, first_error_of
 from prm.labeling.types import LabelRun, PartitionRows, StepLabel, derived_run, params_json
-from warehouse import method
+from warehouse.methods import method
 
 PROGRESS_METHOD = method("progress").name
 

@@ -1,4 +1,4 @@
-"""Labelers by name, one entry per method of the method table (``warehouse/methods.py``) that the pipeline computes.
+"""Labelers by name, one entry per method of the method table (``warehouse.methods``) that the pipeline computes.
 
 Every entry takes its config and builds an object with the one ``label`` call (:class:`prm.labeling.Labeler`, or
 the :class:`prm.labeling.DerivedLabeler` variant for methods that read rows already in the warehouse). ``needs``
@@ -23,7 +23,7 @@ from prm.labeling.omegaprm import OmegaPRMLabeler
 from prm.labeling.progress import ProgressConfig, ProgressLabeler
 from prm.labeling.reference_check import ReferenceConfig, ReferenceLabeler
 from prm.labeling.types import DerivedLabeler, Labeler
-from warehouse import method, method_names
+from warehouse.methods import method, method_names
 
 NEEDS = ("rollouts", "backend", "rows")
 
@@ -76,7 +76,7 @@ def labelers_needing(needs: str) -> tuple[str, ...]:
 
 
 if tuple(LABELERS) != computed_methods():  # one list of names: the method table's
-    raise RuntimeError(f"prm/labeling/registry.py registers {tuple(LABELERS)} but warehouse/methods.py computes "
+    raise RuntimeError(f"prm/labeling/registry.py registers {tuple(LABELERS)} but warehouse/methods/table.py computes "
                        f"{computed_methods()}; register one labeler per computed method, in the table's order")
 
 

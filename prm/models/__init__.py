@@ -13,7 +13,8 @@ from prm.models.constants import (
     SMOLLM2_NAME,
 )
 from prm.models.judge import adapter_digest, judge_card_problems, read_judge_card
-from prm.models.registry import REGISTERED_MODELS, resolve_model
+from prm.models.newest import FOLDER_NAME, POINTER, VERSIONS, newest_version
+from prm.models.registry import REGISTERED_MODELS, local_model, resolve_model
 from prm.models.shipped import SHIPPED_MODELS, read_prm_card_entry
 from prm.models.smollm2 import smollm2_gguf_path
 from prm.models.tokenizers import load_tokenizer, prompter_for
@@ -29,19 +30,24 @@ from prm.models.versions import (
 __all__ = [
     "ARITH_POLICY_NAME",
     "ARITH_PRM_NAME",
+    "FOLDER_NAME",
     "JUDGE_CARD_FILE",
     "JUDGE_NAME",
+    "POINTER",
     "REGISTERED_MODELS",
     "SHIPPED_JUDGE_DIR",
     "SHIPPED_MODELS",
     "SHIPPED_PRM_DIR",
     "SMOLLM2_NAME",
+    "VERSIONS",
     "adapter_digest",
     "check_score_files",
     "judge_card_problems",
     "load_tokenizer",
+    "local_model",
     "model_cache_dir",
     "model_version",
+    "newest_version",
     "prompter_for",
     "read_judge_card",
     "read_prm_card_entry",

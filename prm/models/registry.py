@@ -34,6 +34,7 @@ from prm.models.constants import (
     SMOLLM2_NAME,
 )
 from prm.models.judge import merge_judge
+from prm.models.newest import is_prm_root, newest_version
 from prm.models.shipped import check_shipped_prm_files
 from prm.models.smollm2 import convert_gguf_to_hf, smollm2_gguf_path
 
@@ -97,3 +98,33 @@ def _is_model_folder(folder: Path) -> bool:
         and has_weights
         and ((folder / COMPLETE_MARKER).is_file() or not folder.with_name(folder.name + ".partial").exists())
     )
+
+
+def local_model(name: str | Path) -> Path:
+    """The local folder ``name`` stands for, the one rule every place that takes a model folder follows: a PRM root
+    (``models/prm``: a ``LATEST`` pointer, :func:`prm.models.newest_version`) as its newest version; an existing
+    path as it is (the caller says what it lacks); a registered name (``arith-prm``) resolved and digest-checked by
+    :func:`resolve_model`; a hub id (``org/name``) fetched into the Hugging Face cache (``HF_HUB_OFFLINE=1``: the
+    cache only), a FileNotFoundError saying what to do when it cannot be; anything else as a path, for the caller's
+    own missing-folder error.
+
+    >>> local_model("/nowhere")
+    PosixPath('/nowhere')
+    """
+    path = Path(name).expanduser()
+    text = str(name)
+    if path.is_dir() and not (path / "config.json").is_file() and is_prm_root(path):
+        return newest_version(path)
+    if path.exists() or isinstance(name, Path) or not (text in REGISTERED_MODELS or _HUB_ID.match(text)):
+        return path
+    resolved = resolve_model(text)
+    if isinstance(resolved, Path):
+        return resolved
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(repo_id=resolved))
+    except Exception as exc:  # hub errors: offline, unknown repo, gated model, interrupted download
+        raise FileNotFoundError(f"hub id {resolved!r} could not be fetched ({type(exc).__name__}: {exc}); on a "
+                                f"machine with the hub run `huggingface-cli download {resolved}` (or log in for a "
+                                "gated model), or pass the model's local folder") from None

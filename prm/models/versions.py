@@ -31,7 +31,7 @@ SCORE_FILE_PATTERNS = (
     "implicit_prm.json", "prm_convention.json",  # how a PRM is read: the LM-head recipe, the step-tag convention
     "*.py",  # a head kept in the folder's own code (trust_remote_code)
 )
-# The LM-head recipe file: prm.scoring.IMPLICIT_CONFIG_FILE, which reads it (a test holds the two names equal).
+# The LM-head recipe file: prm.implicit_recipe.IMPLICIT_CONFIG_FILE, which reads it (a test holds the two names equal).
 RECIPE_FILE = "implicit_prm.json"
 VERSION_HEX = 12  # hex digits of a version: warehouse.ModelEntry.version's format
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from prm.models import SHIPPED_MODELS
+from prm.models import local_model
 from prm.reward_server.constants import (
     DEFAULT_MAX_CHARS_PER_TOKEN,
     DEFAULT_MAX_SAMPLES,
@@ -171,19 +171,15 @@ def serve(model_dir: str, shaping: str, outcome_weight: float, temperature: floa
 
 
 def prm_folder(name: str | Path) -> Path:
-    """The PRM folder ``--prm`` names: an existing folder, or a shipped PRM's registered name (``arith-prm``,
-    resolved and digest-checked by :func:`prm.models.resolve_model`); a FileNotFoundError saying which otherwise.
+    """The PRM folder ``--prm`` names (:func:`prm.models.local_model`: a folder, a registered name such as
+    ``arith-prm``, or a hub id); a FileNotFoundError saying which otherwise.
 
     >>> prm_folder("/nowhere")
     Traceback (most recent call last):
     ...
     FileNotFoundError: no PRM folder at /nowhere (no config.json)
     """
-    path = Path(name)
-    if not path.exists() and str(name) in SHIPPED_MODELS and SHIPPED_MODELS[str(name)].kind == "prm":
-        from prm.models import resolve_model
-
-        path = Path(resolve_model(str(name)))
+    path = local_model(name)
     if not (path / "config.json").is_file():
         raise FileNotFoundError(f"no PRM folder at {name} (no config.json)")
     return path

@@ -5,8 +5,8 @@ generates with vLLM where it imports):
 
 Example::
 
-    python -m prm.rl compare --prm models/prm/model --out models/rl --steps 100
-    accelerate launch -m prm.rl run --arm prm_min --prm models/prm/model --out models/rl/prm_min --steps 500
+    python -m prm.rl compare --prm models/prm --out models/rl --steps 100
+    accelerate launch -m prm.rl run --arm prm_min --prm models/prm --out models/rl/prm_min --steps 500
 
 The last stdout line is one JSON object: the arm's summary (``run``) or every arm's (``compare``).
 """

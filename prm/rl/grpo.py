@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from prm.metrics import bootstrap_mean_ci, paired_bootstrap_diff_ci
-from prm.models import SHIPPED_MODELS, resolve_model
+from prm.models import local_model
 from prm.policy import EvalTable, default_device, sample_solutions
 from prm.rewards import RewardConfig, Rewarder, load_rewarder
 from prm.rl.config import ARMS, PRIME_ARMS, PROCESS_ARMS, RLRunConfig
@@ -512,16 +512,16 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
 
     Example (needs a policy and a PRM folder)::
 
-        result = run_grpo(resolve_model("arith-policy"), "models/prm/model", "prm_min", RLRunConfig(steps=50),
+        result = run_grpo(resolve_model("arith-policy"), "arith-prm", "prm_min", RLRunConfig(steps=50),
                           "models/rl/prm_min")
         print(result.summary())
     """
     if arm not in ARMS:
         raise ValueError(f"arm={arm!r} is unknown; choose from {tuple(ARMS)}")
-    prm_dir = resolve_model(prm_dir) if str(prm_dir) in SHIPPED_MODELS and not Path(prm_dir).exists() else prm_dir
+    prm_dir = local_model(prm_dir)
     if not (Path(prm_dir) / "config.json").is_file():
-        raise FileNotFoundError(f"no PRM at {prm_dir} (no config.json); pass a folder written by "
-                                "prm.training.train_prm, e.g. the prm_model asset's models/prm/model")
+        raise FileNotFoundError(f"no PRM at {prm_dir} (no config.json); pass arith-prm, models/prm (the "
+                                "prm_model asset's newest version) or a folder prm.training.train_prm wrote")
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     start = time.perf_counter()

@@ -38,19 +38,15 @@ from typing import Any
 
 import torch
 
+from prm.implicit_recipe import check_beta, check_reference_tokenizer, read_recipe, read_scoring_rule, tokenizer_digest
 from prm.scoring import (
     Encoded,
-    check_beta,
-    check_reference_tokenizer,
     encode_solution,
     implicit_scores,
     implicit_step_rewards,
     is_lm_head_folder,
-    read_recipe,
-    read_scoring_rule,
     token_log_ratios,
     token_logprobs,
-    tokenizer_digest,
 )
 from prm.settings import check_learning_rate, check_range, check_seed, check_weight_decay
 

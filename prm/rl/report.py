@@ -226,7 +226,7 @@ def compare_arms(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfi
 
     Example (needs a policy and a PRM folder)::
 
-        cmp = compare_arms(resolve_model("arith-policy"), "models/prm/model", RLRunConfig(), "models/rl")
+        cmp = compare_arms(resolve_model("arith-policy"), "models/prm", RLRunConfig(), "models/rl")
         print(cmp.markdown)
     """
     out = Path(out_dir)

@@ -5,17 +5,6 @@ Every PRM kind (:data:`PRM_KINDS`) loads into a :class:`Scorer`."""
 
 from prm.scoring.base import context_of
 from prm.scoring.config import ENGINES, cuda_bf16, resolve_dtype
-from prm.scoring.implicit_recipe import (
-    IMPLICIT_CONFIG_FILE,
-    IMPLICIT_LABELS,
-    REFERENCE_TOKENIZER_KEY,
-    check_beta,
-    check_reference_tokenizer,
-    model_tokenizer_digest,
-    read_recipe,
-    read_scoring_rule,
-    tokenizer_digest,
-)
 from prm.scoring.implicit_scorer import (
     IMPLICIT_SCORES,
     ImplicitPRMScorer,
@@ -44,12 +33,9 @@ from prm.scoring.warehouse_rows import step_score_rows
 
 __all__ = [
     "ENGINES",
-    "IMPLICIT_CONFIG_FILE",
-    "IMPLICIT_LABELS",
     "IMPLICIT_SCORES",
     "LOGLIK_AGGREGATIONS",
     "PRM_KINDS",
-    "REFERENCE_TOKENIZER_KEY",
     "Encoded",
     "ImplicitPRMScorer",
     "IncrementalScorer",
@@ -57,8 +43,6 @@ __all__ = [
     "ScorerConfig",
     "StepAssessment",
     "assess_batch",
-    "check_beta",
-    "check_reference_tokenizer",
     "context_of",
     "cuda_bf16",
     "encode_solution",
@@ -68,15 +52,11 @@ __all__ = [
     "is_lm_head_folder",
     "load_prm",
     "loglik_scores",
-    "model_tokenizer_digest",
     "prm_kind",
-    "read_recipe",
-    "read_scoring_rule",
     "resolve_dtype",
     "step_logliks",
     "step_score_rows",
     "token_log_ratios",
     "token_logprobs",
-    "tokenizer_digest",
     "vllm_installed",
 ]

@@ -18,14 +18,9 @@ from typing import Any
 import torch
 
 from prm.format import ContextOverflowError
+from prm.implicit_recipe import IMPLICIT_CONFIG_FILE, check_reference_tokenizer, read_recipe, read_scoring_rule
 from prm.scoring.base import StepScorer, context_of
 from prm.scoring.config import ScorerConfig
-from prm.scoring.implicit_recipe import (
-    IMPLICIT_CONFIG_FILE,
-    check_reference_tokenizer,
-    read_recipe,
-    read_scoring_rule,
-)
 from prm.scoring.protocol import Scorer
 from prm.scoring.reading import Encoded, encode_solution, token_logprobs
 
@@ -224,7 +219,7 @@ def load_implicit_prm(folder: str | Path, config: ScorerConfig | None = None,
                       convention: object = None) -> ImplicitPRMScorer:
     """The LM-head PRM in ``folder`` and the reference its ``implicit_prm.json`` names; each step scored on its
     own (``step``) when it was trained on step labels, by its prefix (``prefix``) when trained on outcomes.
-    The recipe is validated (:mod:`prm.scoring.implicit_recipe`) and a reference whose tokenizer is not the one
+    The recipe is validated (:mod:`prm.implicit_recipe`) and a reference whose tokenizer is not the one
     the PRM was trained against is refused. ``convention`` is ignored: an LM-head PRM reads no step tags (the
     ``lm`` kind's loader, :data:`prm.scoring.PRM_KINDS`)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -114,13 +114,10 @@ def load_prm(folder: str | Path, config: ScorerConfig | None = None, *,
 
 
 def _folder(folder: str | Path) -> Path:
-    """``folder``, or the folder a registered name (``arith-prm``) resolves to when no such path exists."""
-    from prm.models import REGISTERED_MODELS, resolve_model
+    """The local folder ``folder`` names (:func:`prm.models.local_model`)."""
+    from prm.models import local_model
 
-    path = Path(folder)
-    if not path.exists() and str(folder) in REGISTERED_MODELS:
-        return Path(resolve_model(str(folder)))
-    return path
+    return local_model(folder)
 
 
 def load_tagged_prm(folder: Path, config: ScorerConfig,

@@ -7,7 +7,7 @@ transformers engine's, and sends the worker ids and positions only. Which folder
 
 Example::
 
-    with load_prm("models/prm/model", engine="vllm") as scorer:
+    with load_prm("models/prm", engine="vllm") as scorer:
         scorer.score_batch([("2+3*4 =", ["3*4 = 12", "2+12 = 14"])])
 """
 

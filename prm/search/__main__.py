@@ -3,8 +3,8 @@ problems with a gold answer), from the command line.
 
 Example::
 
-    python -m prm.search run --prm models/prm/model --problems 16 --method beam_search --n 4 --m 4 --budget 2000
-    python -m prm.search run --prm models/prm/model --policy smollm2-135m-instruct --source gsm8k --method best_of_n
+    python -m prm.search run --prm models/prm --problems 16 --method beam_search --n 4 --m 4 --budget 2000
+    python -m prm.search run --prm models/prm --policy smollm2-135m-instruct --source gsm8k --method best_of_n
 
 ``--budget`` caps the generated tokens per problem (every expansion and sample counts, kept or not; no new
 round starts once it is spent); ``--n``/``--m`` set the width (see ``prm.search.SearchConfig``). The last

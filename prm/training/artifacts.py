@@ -7,21 +7,13 @@ from before versioned folders holds its PRM in ``model/``, which stays readable 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from prm.files import atomic_write_text
-from prm.models import model_cache_dir
+from prm.models import FOLDER_NAME, POINTER, VERSIONS, model_cache_dir, newest_version
 from prm.training.versions import new_version
-
-POINTER = "LATEST"  # file under the root naming the newest version folder
-VERSIONS = "versions"  # folder under the root holding one folder per trained PRM
-LEGACY_MODEL = "model"  # the single PRM folder of caches written before versioned folders
-_POINTER_BYTES = 256  # a version folder's name is ~20 characters; anything far longer is not a pointer
-# A folder name, never a path: no separator, no "." or "..". Linear: one character class, no nesting.
-_FOLDER_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
 @dataclass(frozen=True)
@@ -74,7 +66,7 @@ class PRMArtifacts:
         """Make ``folder`` (a version :meth:`new_model` returned) the one :meth:`trained_model` resolves, in one
         atomic write: a reader sees the previous newest or this one."""
         folder = Path(folder)
-        if folder.parent != self.versions or not _FOLDER_NAME.match(folder.name):
+        if folder.parent != self.versions or not FOLDER_NAME.match(folder.name):
             raise ValueError(f"{folder} is not a version folder under {self.versions}; publish what new_model "
                              "returned")
         if not (folder / "config.json").is_file():
@@ -82,30 +74,7 @@ class PRMArtifacts:
         atomic_write_text(self.pointer, folder.name + "\n")
 
     def trained_model(self) -> Path:
-        """The newest PRM folder: the version ``LATEST`` names, else a pre-versioning ``model/`` folder;
-        FileNotFoundError saying what to materialize when there is none, ValueError when ``LATEST`` is malformed
-        or names a missing folder."""
-        if self.pointer.is_file():
-            return self._pointed()
-        legacy = self.root / LEGACY_MODEL
-        if (legacy / "config.json").is_file():
-            return legacy
-        raise FileNotFoundError(f"no PRM under {self.root} (no {POINTER} file, no {LEGACY_MODEL}/ folder): "
-                                "materialize prm_model first (the prm job trains it)")
-
-    def _pointed(self) -> Path:
-        with self.pointer.open("rb") as f:
-            raw = f.read(_POINTER_BYTES + 1)
-        try:
-            name = raw.decode("utf-8").strip()
-        except UnicodeDecodeError:
-            name = ""
-        if len(raw) > _POINTER_BYTES or not _FOLDER_NAME.match(name):
-            raise ValueError(f"{self.pointer} does not name a version folder (it should hold one folder name of "
-                             f"{self.versions}, e.g. prm-0123456789ab); delete it and re-materialize prm_model, or "
-                             f"write the name of the version to use into it")
-        folder = self.versions / name
-        if not (folder / "config.json").is_file():
-            raise ValueError(f"{self.pointer} names {name}, but {folder} holds no model (no config.json); write "
-                             "the name of an existing version into it, or re-materialize prm_model")
-        return folder
+        """The newest PRM folder (:func:`prm.models.newest_version`): the version ``LATEST`` names, else a
+        pre-versioning ``model/`` folder; FileNotFoundError saying what to materialize when there is none,
+        ValueError when ``LATEST`` is malformed or names a missing folder."""
+        return newest_version(self.root)

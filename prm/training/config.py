@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from prm.scoring import PRM_KINDS, check_beta, prm_kind
+from prm.implicit_recipe import check_beta
+from prm.scoring import PRM_KINDS, prm_kind
 from prm.settings import (
     check_batch,
     check_count,

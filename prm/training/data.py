@@ -35,7 +35,8 @@ from prm.training.constants import META_FILE, ROWS_FILE, SOFT_THRESHOLD, SPLITS
 from prm.training.rows import check_both_classes, check_label, check_rows, class_counts
 from prm.training.set_config import TrainingSetConfig
 from prm.training.splits import stratified_splits
-from warehouse import CONSENSUS, TRUTH, Snapshot, snapshot_connection, source_clause
+from warehouse import Snapshot, snapshot_connection, source_clause
+from warehouse.methods import CONSENSUS, TRUTH
 
 
 @dataclass(frozen=True)

@@ -23,17 +23,15 @@ import torch
 
 from prm.evaluation import training_negative
 from prm.files import atomic_write_text
-from prm.scoring import (
+from prm.implicit_recipe import (
     IMPLICIT_CONFIG_FILE,
     IMPLICIT_LABELS,
     REFERENCE_TOKENIZER_KEY,
     check_beta,
-    encode_solution,
     model_tokenizer_digest,
-    token_log_ratios,
-    token_logprobs,
     tokenizer_digest,
 )
+from prm.scoring import encode_solution, token_log_ratios, token_logprobs
 from prm.settings import (
     check_batch,
     check_learning_rate,

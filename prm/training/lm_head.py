@@ -17,15 +17,9 @@ from typing import Any
 import torch
 
 from prm.files import atomic_write_text, dumps_strict
+from prm.implicit_recipe import IMPLICIT_CONFIG_FILE, read_recipe
 from prm.metrics import roc_auc
-from prm.scoring import (
-    IMPLICIT_CONFIG_FILE,
-    context_of,
-    encode_solution,
-    implicit_step_readings,
-    implicit_step_rewards,
-    read_recipe,
-)
+from prm.scoring import context_of, encode_solution, implicit_step_readings, implicit_step_rewards
 from prm.training.config import PRMTrainConfig
 from prm.training.constants import CARD_FILE, OOD_MARGIN, OOD_QUANTILE, OOD_ROWS, SOFT_THRESHOLD
 from prm.training.finite import check_finite_weights

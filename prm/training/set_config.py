@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from prm.settings import check_count, check_range, check_seed
 from prm.training.rows import LABEL_KINDS
-from warehouse import LABEL_SOURCES
+from warehouse.methods import LABEL_SOURCES
 
 BALANCES = ("none", "downsample", "weight")
 # Gold steps of the longest solution a split by length may cut at: no task this pipeline reads comes near (the
@@ -24,7 +24,7 @@ class TrainingSetConfig:
     ValueError: val_share + test_share = 1.2 leaves no problems to train on; keep their sum below 1
     """
 
-    method: str  # a method-table name (warehouse/methods.py) or "truth" (steps.is_correct_truth)
+    method: str  # a method-table name (warehouse/methods/table.py) or "truth" (steps.is_correct_truth)
     label_kind: str = "hard"  # "hard": hard_label (bool); "soft": soft_label (P(good), e.g. an MC estimate)
     consensus_only: bool = False  # keep only solutions that also carry `consensus` labels (Zhang et al. 2025)
     balance: str = "none"  # "none" | "downsample" (train solutions) | "weight" (loss weights); see module doc
@@ -44,7 +44,7 @@ class TrainingSetConfig:
         known = LABEL_SOURCES
         if self.method not in known:
             raise ValueError(f"method={self.method!r} is not a label method; use one of {list(known)} "
-                             "(the method table in warehouse/methods.py, or 'truth' for steps.is_correct_truth)")
+                             "(the method table in warehouse/methods/table.py, or 'truth' for steps.is_correct_truth)")
         if self.label_kind not in LABEL_KINDS:
             raise ValueError(f"label_kind={self.label_kind!r} must be one of {LABEL_KINDS}")
         if self.balance not in BALANCES:

@@ -1,16 +1,17 @@
 """Package APIs as contracts: a module imports another package only through that package's ``__init__``.
 
 A *unit* is one library package whose ``__init__`` is its API: each subpackage of ``prm`` (``prm.export``,
-``prm.scoring``, ...), ``verifiers`` and ``warehouse``. An import from any module of the project (``assets`` and
-``pipelines`` included) into a module of another unit (``prm.metrics.stats`` rather than ``prm.metrics``)
-reaches past the API and breaks the ``package_api`` contract, unless it is one of the contract's named exceptions.
-Registered in pyproject.toml (``[tool.importlinter] contract_types``).
+``prm.scoring``, ...), ``verifiers``, ``warehouse`` and its label-method table ``warehouse.methods`` (the units
+of pyproject.toml's ``package_api`` contract, which the counts below read too). An import from any module of the
+project (``assets`` and ``pipelines`` included) into a module of another unit (``prm.metrics.stats`` rather than
+``prm.metrics``) reaches past the API and breaks the ``package_api`` contract, unless it is one of the contract's
+named exceptions. Registered in pyproject.toml (``[tool.importlinter] contract_types``).
 
 ``python -m tests.contracts.import_contracts`` prints how many cross-package imports there are (one per importing
 module and imported module, ``TYPE_CHECKING`` imports included) over every non-test module (``benchmarks`` and
 ``docs.hooks`` included) and how many reach past an ``__init__``, and how many names each unit exports
-(``__all__``); ``--units`` names other units, e.g. ``--units 'prm.*' verifiers warehouse assets`` counts
-``pipelines`` importing asset modules too.
+(``__all__``); ``--units`` names other units, e.g. ``--units 'prm.*' verifiers warehouse warehouse.methods
+assets`` counts ``pipelines`` importing asset modules too.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import importlib
 import json
 import sys
+import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +30,7 @@ from importlinter import Contract, ContractCheck, fields, output
 from importlinter.application import contract_utils
 
 ROOTS = ("prm", "verifiers", "warehouse", "assets", "pipelines", "benchmarks", "docs")  # every non-test module
-UNITS = ("prm.*", "verifiers", "warehouse")  # "x.*": every direct subpackage of x
+CONTRACT_TYPE = "package_api"
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ class PackageApiContract(Contract):
         - ignore_imports: named exceptions (import expressions, ``*`` and ``**`` allowed). (Optional.)
     """
 
-    type_name = "package_api"
+    type_name = CONTRACT_TYPE
 
     units = fields.ListField(subfield=fields.StringField())
     ignore_imports = fields.SetField(subfield=fields.ImportExpressionField(), required=False)
@@ -116,16 +118,28 @@ class PackageApiContract(Contract):
             output.new_line()
 
 
+def contract_units(root: Path) -> list[str]:
+    """The units of the ``package_api`` contract in ``root``'s pyproject.toml ("x.*": every direct subpackage of x):
+    the ones ``lint-imports`` holds to the rule are the ones counted."""
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    found = [c["units"] for c in contracts if c.get("type") == CONTRACT_TYPE]
+    if len(found) != 1:
+        raise ValueError(f"{root / 'pyproject.toml'} holds {len(found)} {CONTRACT_TYPE} contracts, not one")
+    return list(found[0])
+
+
 def exports(units: Iterable[str]) -> dict[str, int]:
     """How many names each unit's ``__init__`` exports (its ``__all__``)."""
     return {u: len(getattr(importlib.import_module(u), "__all__", ())) for u in sorted(units)}
 
 
-def count(root: Path, roots: Iterable[str] = ROOTS, patterns: Iterable[str] = UNITS) -> dict[str, object]:
-    """Cross-package imports under ``root``, the share that reaches past an ``__init__``, and each unit's exports."""
+def count(root: Path, roots: Iterable[str] = ROOTS, patterns: Iterable[str] | None = None) -> dict[str, object]:
+    """Cross-package imports under ``root``, the share that reaches past an ``__init__``, and each unit's exports
+    (``patterns``: the units; default the contract's)."""
     sys.path.insert(0, str(root))
     graph = grimp.build_graph(*roots, cache_dir=None)
-    units = expand_units(graph, patterns)
+    units = expand_units(graph, contract_units(root) if patterns is None else patterns)
     found = cross_imports(graph, units)
     deep = [c for c in found if c.deep]
     by_unit: dict[str, list[int]] = {}
@@ -143,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     """Print the counts as JSON (``--list`` adds every import that reaches past an ``__init__``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
-    parser.add_argument("--units", nargs="+", default=list(UNITS), help="the units (default: %(default)s)")
+    parser.add_argument("--units", nargs="+", help="the units (default: the package_api contract's)")
     parser.add_argument("--list", action="store_true", help="list every import that reaches past an __init__")
     args = parser.parse_args(argv)
     result = count(args.root, patterns=args.units)

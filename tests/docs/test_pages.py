@@ -12,7 +12,7 @@ import pytest
 
 from docs.hooks.sync import ANSWERS, COSTS, RESULTS
 from tests.docs.conftest import ROOT
-from warehouse.methods import METHODS
+from warehouse.methods.table import METHODS
 
 README = (ROOT / "README.md").read_text()
 # A figure with three decimals is a measured result: it belongs on a generated page, read from its log.

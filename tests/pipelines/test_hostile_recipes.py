@@ -204,8 +204,9 @@ HUB = "policy: {model: Qwen/Qwen2.5-Math-1.5B-Instruct}\n"  # a hub id: resolved
 
 
 @pytest.mark.parametrize(("text", "problems"), [
-    (HUB + "rl: {prm: shiped}\n", ["rl.prm 'shiped' is neither 'trained' nor 'shipped' nor a PRM folder; did you "
-                                   "mean 'shipped'?"]),
+    (HUB + "rl: {prm: shiped}\n", ["rl.prm 'shiped' is neither 'trained' nor 'shipped' nor 'arith-prm' nor a PRM "
+                                   "folder; did you mean 'shipped'?"]),
+    (HUB + "rl: {prm: arith-prm}\n", []),
     (HUB + "rl: {prm: /etc}\n", ["rl.prm '/etc' is a folder without config.json, so not a PRM folder; give the "
                                  "folder a PRM was saved to (the one holding config.json and the weights)"]),
     (HUB + "rl: {prm: shipped}\n", []),

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from warehouse import label_assets, method, recipe_label_assets
-from warehouse.methods import METHODS, Method
+from warehouse.methods import label_assets, method, recipe_label_assets
+from warehouse.methods.table import METHODS, Method
 
 
 def test_the_recipe_vocabulary_is_the_one_the_recipes_have_always_used() -> None:

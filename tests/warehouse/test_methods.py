@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from warehouse import Warehouse, connect
-from warehouse.methods import KINDS, METHODS, method, method_names
+from warehouse.methods import method, method_names
+from warehouse.methods.table import KINDS, METHODS
 from warehouse.version import MARKER, SchemaVersionError
 
 KW = {"source": "arith", "day": "2026-11-20"}

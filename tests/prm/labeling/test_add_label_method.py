@@ -18,12 +18,13 @@ from types import ModuleType
 import dagster as dg
 import pytest
 
-import warehouse.methods as method_table
+import warehouse.methods.table as method_table
 from pipelines.recipe import RecipeError, parse_recipe
 from pipelines.run_config import recipe_selection
 from prm.labeling import LABELERS, get_labeler, label_method_partition
 from prm.labeling.registry import LabelerSpec, computed_methods
-from warehouse import Warehouse, connect, label_assets, method, recipe_label_assets
+from warehouse import Warehouse, connect
+from warehouse.methods import label_assets, method, recipe_label_assets
 from warehouse.schemas import VALUE_RULES, Allowed
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -48,7 +49,7 @@ def _insert_before_close(text: str, opening: str, closing: str, line: str) -> st
 
 
 def _add_row(root: Path) -> None:
-    path = root / "warehouse" / "methods.py"
+    path = root / "warehouse" / "methods" / "table.py"
     path.write_text(_insert_before_close(path.read_text(), "METHODS: tuple[Method, ...] = (", "\n)\n", f"    {ROW},"))
 
 
@@ -67,7 +68,7 @@ def _add_registry_line(root: Path) -> None:
 
 # The places a new method touches, each with the edit that plants `blank` there: the how-to lists the same ones.
 EDITS: dict[str, Callable[[Path], None]] = {
-    "warehouse/methods.py": _add_row,
+    "warehouse/methods/table.py": _add_row,
     "prm/labeling/<name>.py": _add_module,
     "prm/labeling/registry.py": _add_registry_line,
 }

@@ -15,7 +15,7 @@ from prm.labeling.progress import progress_labels
 from prm.labeling.registry import computed_methods
 from prm.labeling.types import DerivedLabeler, Labeler
 from warehouse import TABLES
-from warehouse.methods import METHODS
+from warehouse.methods.table import METHODS
 
 
 def test_every_computed_method_of_the_table_resolves_to_the_one_interface() -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from prm.implicit_recipe import IMPLICIT_CONFIG_FILE
 from prm.models import check_score_files, model_version, score_digests, weights_digest
 from prm.models.constants import SHIPPED_POLICY_DIR
 from prm.models.versions import RECIPE_FILE, score_changes, score_version
-from prm.scoring import IMPLICIT_CONFIG_FILE
 
 
 def _prm(folder: Path, reference: str) -> Path:

@@ -10,13 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from prm.implicit_recipe import IMPLICIT_CONFIG_FILE, REFERENCE_TOKENIZER_KEY, model_tokenizer_digest, read_recipe
 from prm.scoring import load_prm
-from prm.scoring.implicit_recipe import (
-    IMPLICIT_CONFIG_FILE,
-    REFERENCE_TOKENIZER_KEY,
-    model_tokenizer_digest,
-    read_recipe,
-)
 from prm.training.implicit import ImplicitPRMConfig, train_implicit_prm
 from tests.tiny_models import save_tiny_lm
 
@@ -82,7 +77,7 @@ def test_a_reference_with_another_tokenizer_is_refused(trained: Path, other_refe
 def test_a_folder_without_the_digest_loads_with_a_warning(trained: Path, tmp_path: Path,
                                                           caplog: pytest.LogCaptureFixture) -> None:
     folder = _copy_with(trained, tmp_path, **{REFERENCE_TOKENIZER_KEY: None})
-    with caplog.at_level(logging.WARNING, logger="prm.scoring.implicit_recipe"):
+    with caplog.at_level(logging.WARNING, logger="prm.implicit_recipe.recipe"):
         scorer = load_prm(folder)
     assert "records no digest of its reference's tokenizer" in caplog.text
     assert len(scorer.score_steps("3 plus 1", ["ok"])) == 1

@@ -8,13 +8,9 @@ from pathlib import Path
 import pytest
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from prm.implicit_recipe import IMPLICIT_CONFIG_FILE
 from prm.scoring import load_prm
-from prm.scoring.implicit_scorer import (
-    IMPLICIT_CONFIG_FILE,
-    ImplicitPRMScorer,
-    implicit_scores,
-    implicit_step_rewards,
-)
+from prm.scoring.implicit_scorer import ImplicitPRMScorer, implicit_scores, implicit_step_rewards
 from prm.scoring.reading import encode_solution
 from prm.training.implicit import ImplicitPRMConfig, train_implicit_prm
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from prm.format import CONVENTION_FILE
+from prm.implicit_recipe import IMPLICIT_CONFIG_FILE
 from prm.scoring import load_prm
-from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE, ImplicitPRMScorer
+from prm.scoring.implicit_scorer import ImplicitPRMScorer
 from prm.training import PRMTrainConfig, read_prm_card, train_prm
 from prm.training.constants import MANIFEST_FILE
 from prm.training.lm_head import reference_of

@@ -10,11 +10,12 @@ import pytest
 import torch
 
 from prm.evaluation.perturbations import parse_equation
+from prm.implicit_recipe import IMPLICIT_CONFIG_FILE, read_scoring_rule
 from prm.models.constants import ARITH_POLICY_NAME
 from prm.rewards import RewardConfig
 from prm.rewards.rewarder import Rewarder
 from prm.scoring import StepAssessment, assess_batch, load_prm
-from prm.scoring.implicit_scorer import IMPLICIT_CONFIG_FILE, off_policy, read_scoring_rule, token_log_ratios
+from prm.scoring.implicit_scorer import off_policy, token_log_ratios
 from prm.tasks.arithmetic import ArithmeticConfig, generate_problems
 from prm.training import PRMTrainConfig, train_prm
 from prm.training.implicit import ImplicitPRMConfig

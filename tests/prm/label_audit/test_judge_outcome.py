@@ -5,7 +5,7 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from prm.labeling.judge_outcome import JudgeOutcomeAgreement, JudgeOutcomeBand, judge_outcome_verdict
+from prm.label_audit import JudgeOutcomeAgreement, JudgeOutcomeBand, judge_outcome_verdict
 
 
 def _data(wrong_called_right: int, wrong_flagged: int, right_ok: int, right_flagged: int

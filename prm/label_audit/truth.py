@@ -15,11 +15,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from prm.format import first_error_of, markdown_table
-from prm.labeling.types import StepLabel
 from prm.metrics import first_error_accuracies, harmonic_mean, ratio, step_f1
+
+
+class LabelRecord(Protocol):
+    """A step label that writes itself as a ``step_labels`` row (``prm.labeling``'s ``StepLabel``)."""
+
+    def to_row(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -45,11 +50,11 @@ class AuditRow:
         return row
 
 
-def _as_row(label: StepLabel | Mapping[str, Any]) -> Mapping[str, Any]:
-    return label.to_row() if isinstance(label, StepLabel) else label
+def _as_row(label: LabelRecord | Mapping[str, Any]) -> Mapping[str, Any]:
+    return label if isinstance(label, Mapping) else label.to_row()
 
 
-def audit_labels(method: str, labels: Sequence[StepLabel | Mapping[str, Any]],
+def audit_labels(method: str, labels: Sequence[LabelRecord | Mapping[str, Any]],
                  steps: Sequence[Mapping[str, Any]], solutions: Sequence[Mapping[str, Any]], *,
                  cost_rollouts: int | None = None, cost_tokens: int | None = None) -> AuditRow:
     """Audit ``labels`` (StepLabels or ``step_labels`` rows of one method) against ``steps`` rows

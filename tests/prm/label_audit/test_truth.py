@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prm.labeling import audit_labels, audit_markdown
-from prm.labeling.audit import AuditRow
+from prm.label_audit import AuditRow, audit_labels, audit_markdown
 
 # Three solutions: "w1" wrong from step 1, "w2" wrong from step 2, "c" correct; three steps each.
 TRUTH_FE = {"w1": 1, "w2": 2, "c": -1}

@@ -104,7 +104,7 @@ def method(name: str) -> Method:
     by_name = {m.name: m for m in METHODS}  # read on each call: the table is the one source (tests plant rows)
     if name not in by_name:
         raise ValueError(f"label method {name!r} is not in the method table {sorted(by_name)}; "
-                         "add it to warehouse/methods.py (name, kind, display name) before writing its labels")
+                         "add it to warehouse/methods/table.py (name, kind, display name) before writing its labels")
     return by_name[name]
 
 

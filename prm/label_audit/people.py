@@ -2,7 +2,7 @@
 
 Where solutions carry a human first error (imported with :mod:`prm.datagen.intake`), :func:`audit_against_people`
 scores a method the way ProcessBench scores a critic: its predicted first error (the first step it labels wrong,
--1 when it labels every step right, a miss when an unlabeled step comes first; :func:`prm.labeling.audit.
+-1 when it labels every step right, a miss when an unlabeled step comes first; :func:`prm.label_audit.
 predicted_first_errors`) against the label, by :func:`prm.metrics.processbench.official_score`. Besides:
 
 * step precision and recall of "wrong", on the steps people's label decides (those up to the first error);
@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from prm.format import markdown_table
-from prm.labeling.audit import predicted_first_errors
+from prm.label_audit.truth import predicted_first_errors
 from prm.metrics import official_score, problem_bootstrap_ci, ratio
 
 PEOPLE_EXPERIMENT = "label_audit_people"  # prm_evaluations.experiment of these rows

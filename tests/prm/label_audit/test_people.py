@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from prm.datagen import step_truth_from_first_error
-from prm.labeling import audit_against_people, people_rows
-from prm.labeling.audit_people import PEOPLE_EXPERIMENT
+from prm.label_audit import audit_against_people, people_rows
+from prm.label_audit.people import PEOPLE_EXPERIMENT
 from prm.metrics import official_score
 
 
