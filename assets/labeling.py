@@ -41,6 +41,8 @@ def _metadata(report: PartitionLabelReport) -> dict:
         "cost_tokens": report.cost_tokens,
         "label_balance": md_table([{"hard label": k, "steps": v} for k, v in sorted(report.label_balance.items())]),
     }
+    if report.budget_stopped:  # the rollout budget left solutions unlabeled: say so where the run is read
+        meta["budget_stopped"] = report.budget_stopped
     if audit is not None:
         meta["audit"] = dg.MetadataValue.md(audit_markdown([audit]))
         if audit.processbench_f1 is not None:
@@ -141,9 +143,15 @@ def label_audit(context: dg.AssetExecutionContext, warehouse: WarehouseResource)
     if people:
         table = people_markdown(people)
     context.log.info("label audit\n" + table)
+    # Quality per rollout beside rollouts per step, for the methods that used rollouts.
+    per_rollout = {a.method: {"rollouts_per_step": a.rollouts_per_step, "agreed_per_1k_rollouts":
+                              a.agreed_per_1k_rollouts} for a in rows if a.agreed_per_1k_rollouts is not None}
+    per_rollout |= {a.method: {"rollouts_per_solution": a.rollouts_per_solution, "agreed_per_1k_rollouts":
+                               a.agreed_per_1k_rollouts} for a in people if a.agreed_per_1k_rollouts is not None}
     return dg.MaterializeResult(metadata={"dagster/row_count": len(rows) or len(people),
                                           "truth": "people" if people else "exact" if rows else "none",
-                                          "audit": dg.MetadataValue.md(table)})
+                                          "audit": dg.MetadataValue.md(table),
+                                          "quality_per_rollout": dg.MetadataValue.json(per_rollout)})
 
 
 # The asset that writes each table a derived labeler may read (its ``reads``): a made asset runs after them.

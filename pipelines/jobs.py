@@ -5,15 +5,17 @@ from __future__ import annotations
 import dagster as dg
 
 from assets.partitions import PARTITIONS, ROUNDS
+from warehouse.methods import opt_in_label_assets
 
 # The policy is not partitioned: it is trained once (cached by config) and serves every partition.
 warm_start_job = dg.define_asset_job("warm_start", dg.AssetSelection.assets("policy_model"),
                                      description="Train (or reuse) the warm-started default policy.")
 
-# Every partitioned asset, in dependency order; its checks run in the same run and block on failure.
+# Every partitioned asset, in dependency order; its checks run in the same run and block on failure. The label
+# assets of opt-in methods (warehouse.methods.opt_in_label_assets: `active`, which needs a trained PRM) stay out.
 refresh_job = dg.define_asset_job(
     name="refresh",
-    selection=(dg.AssetSelection.all() - dg.AssetSelection.assets("policy_model")
+    selection=(dg.AssetSelection.all() - dg.AssetSelection.assets("policy_model", *opt_in_label_assets())
                - dg.AssetSelection.groups("prm", "rl", "search", "flywheel")),
     partitions_def=PARTITIONS,
     description="Materialize the whole pipeline for one (day, source) partition.",

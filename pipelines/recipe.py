@@ -160,6 +160,8 @@ class LabelsSpec:
     omegaprm_k: int | None = None  # OmegaPRM rollouts per MC estimate
     omegaprm_searches: int | None = None  # OmegaPRM selections per question
     judge_votes: int | None = None  # the judge's k votes per solution
+    # Rollouts mc and omegaprm may each charge per partition (max_rollouts_per_partition); None: no budget.
+    rollout_budget: int | None = None
 
 
 @dataclass(frozen=True)

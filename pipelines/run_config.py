@@ -154,8 +154,9 @@ def _refresh(recipe: Recipe) -> dict:
         "problems": _set({"limit": recipe.dataset.limit, **_solution_file(recipe)}),
         "solutions": {**_set({"n_samples": s.n, "seed": s.seed}), **_named(recipe.checks), **shared},
         "rollouts": {**_set({"n_rollouts": lb.rollouts}), **shared},
-        "mc_labels": {**_set({"n_rollouts": lb.rollouts}), **shared},
-        "omegaprm_labels": {**_set({"k": lb.omegaprm_k, "max_searches": lb.omegaprm_searches}), **shared},
+        "mc_labels": {**_set({"n_rollouts": lb.rollouts, "max_rollouts_per_partition": lb.rollout_budget}), **shared},
+        "omegaprm_labels": {**_set({"k": lb.omegaprm_k, "max_searches": lb.omegaprm_searches,
+                                    "max_rollouts_per_partition": lb.rollout_budget}), **shared},
         "judgments": _set({"k": lb.judge_votes}),
     }
     # The solutions asset must take every prompt and sampling field; the other policy ops take the ones they have.

@@ -22,6 +22,9 @@ _PIVOT = ",\n".join(
     for m in method_names()
 )
 
+# A step label_costs counts as labeled.
+_LABELED = "hard_label IS NOT NULL AND status IN ('labeled', 'by_convention')"
+
 CONVENIENCE_VIEWS: dict[str, str] = {
     # Every step with its problem, solution and each method's label in one row.
     "labeled_steps": f"""
@@ -42,13 +45,19 @@ SELECT p.source, p.task, so.model, count(*) AS n_solutions,
   avg(so.n_steps) AS mean_steps, sum(so.completion_tokens) AS completion_tokens
 FROM solutions so JOIN problems p USING (problem_id)
 GROUP BY ALL ORDER BY ALL""",
-    # What each labeling method cost and produced.
-    "label_costs": """
-SELECT method, count(*) AS n_labels, count(DISTINCT solution_id) AS n_solutions,
+    # What each labeling method cost and produced, per partition (source, day). Costs are the rollouts and tokens
+    # the rows are charged (cached rollouts count: progress and OmegaPRM reuse MC's), so a row compares methods;
+    # the money spent is the rollouts table. A labeled step has a hard label the method stands behind (labeled or by
+    # convention; not unverifiable, and not a model's pseudo-label).
+    "label_costs": f"""
+SELECT method, source, day, count(*) AS n_labels, count(DISTINCT solution_id) AS n_solutions,
+  count(*) FILTER (WHERE {_LABELED}) AS labeled_steps,
   avg(soft_label) AS mean_soft_label,
   avg(CASE WHEN hard_label THEN 1.0 ELSE 0.0 END) AS share_positive,
-  sum(cost_rollouts) AS rollouts, sum(cost_tokens) AS tokens
-FROM step_labels GROUP BY method ORDER BY method""",
+  CAST(sum(cost_rollouts) AS BIGINT) AS rollouts, CAST(sum(cost_tokens) AS BIGINT) AS tokens,
+  sum(cost_rollouts) / nullif(count(*) FILTER (WHERE {_LABELED}), 0) AS rollouts_per_labeled_step,
+  sum(cost_tokens) / nullif(count(*) FILTER (WHERE {_LABELED}), 0) AS tokens_per_labeled_step
+FROM step_labels GROUP BY method, source, day ORDER BY method, source, day""",
     # Each model with every ancestor it was warm-started from (warehouse/model_views.py).
     **MODEL_VIEWS,
 }

@@ -99,7 +99,7 @@ STEP_LABELS = _schema(
     pa.field("method", pa.string(), nullable=False),  # mc | omegaprm | sympy | z3 | judge | consensus
     pa.field("soft_label", pa.float32()),  # e.g. MC estimate in [0, 1]
     pa.field("hard_label", pa.bool_()),  # True = step is good; null = unverifiable
-    pa.field("status", pa.string(), nullable=False),  # labeled | by_convention | unverifiable
+    pa.field("status", pa.string(), nullable=False),  # labeled | by_convention | unverifiable | pseudo
     pa.field("n_rollouts", pa.int32()),
     pa.field("n_correct", pa.int32()),
     pa.field("first_error", pa.int32()),  # per-solution first wrong step found by the method, -1 = none
@@ -240,7 +240,8 @@ _SHARE = Allowed(low=0, high=1)  # probabilities, accuracies and agreement rates
 # Status vocabularies. prm.format.labels, prm.generation.constants and verifiers.verdict name the same
 # values; tests/warehouse/test_validate.py fails when they drift apart.
 SOLUTION_STATUSES: tuple[str, ...] = ("ok", "error")
-LABEL_STATUSES: tuple[str, ...] = ("labeled", "by_convention", "unverifiable")
+# "pseudo": a model's own label standing in for one (prm.labeling.active), which a training set may exclude.
+LABEL_STATUSES: tuple[str, ...] = ("labeled", "by_convention", "unverifiable", "pseudo")
 VERDICT_STATUSES: tuple[str, ...] = ("correct", "incorrect", "unverifiable")
 MODEL_KINDS: tuple[str, ...] = ("policy", "prm")  # what a models row registers
 

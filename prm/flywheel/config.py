@@ -8,7 +8,7 @@ from typing import Any
 
 from prm.flywheel.rounds import round_source, window_rounds
 from prm.generation import SOLUTION_MAX_TOKENS
-from prm.labeling import MCConfig, OmegaPRMConfig
+from prm.labeling import ActiveConfig, MCConfig, OmegaPRMConfig
 from prm.models import ARITH_POLICY_NAME
 from prm.rl import RLRunConfig
 from prm.settings import check_range, check_temperature
@@ -16,7 +16,9 @@ from prm.tasks import ArithmeticSourceConfig
 from prm.training import PRMTrainConfig, TrainingSetConfig
 
 # Label methods a round can pay for with the round's own policy (rollout-based, so relative to that policy).
-ROUND_LABELERS = ("omegaprm", "mc", "mc_early_stop")
+# ``active`` spends OmegaPRM's rollouts only on the solutions the previous round's PRM is unsure of (every one in
+# round 0, which has no PRM yet).
+ROUND_LABELERS = ("omegaprm", "mc", "mc_early_stop", "active")
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,7 @@ class FlywheelConfig:
     >>> FlywheelConfig(label_method="judge")
     Traceback (most recent call last):
     ...
-    ValueError: label_method='judge' must be one of ('omegaprm', 'mc', 'mc_early_stop'): a round labels ...
+    ValueError: label_method='judge' must be one of ('omegaprm', 'mc', 'mc_early_stop', 'active'): a round labels ...
     """
 
     policy: str = ARITH_POLICY_NAME  # round 0's policy (prm.models.resolve_model); later rounds start from RL's
@@ -90,8 +92,11 @@ class FlywheelConfig:
         """Round ``k``'s problem seed: fresh problems every round, the same for a re-run of the round."""
         return 10_000 * (self.seed + 1) + k
 
-    def labeler(self) -> Any:
-        """The labeling config of ``label_method`` (OmegaPRM unscreened: every wrong solution is labeled)."""
+    def labeler(self, prm: str | None = None) -> Any:
+        """The labeling config of ``label_method`` (OmegaPRM unscreened: every wrong solution is labeled); ``active``
+        scores with ``prm`` (the round's PRM; None: none yet, so every solution goes to OmegaPRM)."""
+        if self.label_method == "active":
+            return ActiveConfig(prm=prm, rollouts=self.label_rollouts)
         if self.label_method == "omegaprm":
             return OmegaPRMConfig(k=self.label_rollouts, screen=False)
         return MCConfig(n_rollouts=self.label_rollouts, early_stop=self.label_method == "mc_early_stop")

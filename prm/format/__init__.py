@@ -8,6 +8,7 @@ reward adapters) goes through this package; nothing else decides where a step be
 from prm.format.labels import (
     STATUS_BY_CONVENTION,
     STATUS_LABELED,
+    STATUS_PSEUDO,
     STATUS_UNVERIFIABLE,
     first_error_of,
     labels_from_first_error,
@@ -34,6 +35,7 @@ __all__ = [
     "PLAIN_PROMPT_SUFFIX",
     "STATUS_BY_CONVENTION",
     "STATUS_LABELED",
+    "STATUS_PSEUDO",
     "STATUS_UNVERIFIABLE",
     "STEP_SEPARATOR",
     "ContextOverflowError",

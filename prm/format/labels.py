@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from warehouse import LABEL_STATUSES
 
 # step_labels.status values, owned by the warehouse schema: the method decided this step; after the first
-# wrong step (wrong by the convention above); the method could not decide (hard label null).
-STATUS_LABELED, STATUS_BY_CONVENTION, STATUS_UNVERIFIABLE = LABEL_STATUSES
+# wrong step (wrong by the convention above); the method could not decide (hard label null); a model's own label
+# standing in for the method's (active labeling's pseudo-labels, which a training set may exclude).
+STATUS_LABELED, STATUS_BY_CONVENTION, STATUS_UNVERIFIABLE, STATUS_PSEUDO = LABEL_STATUSES
 
 
 def labels_from_first_error(n_steps: int, first_error: int | None) -> list[bool | None]:

@@ -7,6 +7,7 @@ predicted_first_errors`) against the label, by :func:`prm.metrics.processbench.o
 
 * step precision and recall of "wrong", on the steps people's label decides (those up to the first error);
 * cost per solution: rollouts and generated tokens the method used, and seconds when the caller timed it;
+* quality per rollout: solutions whose first error matches people's per 1,000 rollouts (printed, not stored);
 * a 95% interval of F1 that resamples problems (all solutions of a problem go together).
 
 :func:`people_rows` writes it as ``prm_evaluations`` rows (``experiment`` = :data:`PEOPLE_EXPERIMENT`,
@@ -22,7 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from prm.format import markdown_table
-from prm.label_audit.truth import predicted_first_errors
+from prm.label_audit.truth import per_1k_rollouts, predicted_first_errors
 from prm.metrics import official_score, problem_bootstrap_ci, ratio
 
 PEOPLE_EXPERIMENT = "label_audit_people"  # prm_evaluations.experiment of these rows
@@ -48,6 +49,7 @@ class PeopleAudit:
     tokens_per_solution: float | None
     seconds_per_solution: float | None
     uses_reference: bool = False  # the method read a gold answer or reference solution
+    agreed_per_1k_rollouts: float | None = None  # solutions whose first error matches people's, per 1,000 rollouts
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -104,7 +106,8 @@ def audit_against_people(method: str, labels: Sequence[Mapping[str, Any]], steps
         step_precision=ratio(tp, len(flagged)), step_recall=ratio(tp, sum(not ok for ok in decided.values())),
         n_decided_steps=len(decided), rollouts_per_solution=ratio(rollouts, len(ids)),
         tokens_per_solution=ratio(tokens, len(ids)),
-        seconds_per_solution=None if seconds is None else ratio(seconds, len(ids)), uses_reference=uses_reference)
+        seconds_per_solution=None if seconds is None else ratio(seconds, len(ids)), uses_reference=uses_reference,
+        agreed_per_1k_rollouts=per_1k_rollouts(sum(preds.get(i) == truth[i] for i in ids), rollouts))
 
 
 def people_rows(audit: PeopleAudit) -> list[dict[str, Any]]:
@@ -127,7 +130,7 @@ def people_rows(audit: PeopleAudit) -> list[dict[str, Any]]:
 
 
 _COLUMNS = ("method", "split", "rows", "error_acc", "correct_acc", "f1", "f1 95% CI", "step_precision", "step_recall",
-            "rollouts_per_solution", "tokens_per_solution", "uses_reference")
+            "rollouts_per_solution", "agreed_per_1k_rollouts", "tokens_per_solution", "uses_reference")
 
 
 def people_markdown(audits: Sequence[PeopleAudit]) -> str:
@@ -135,7 +138,7 @@ def people_markdown(audits: Sequence[PeopleAudit]) -> str:
 
     >>> a = PeopleAudit("sympy", "pb", 2, 0.5, 1.0, 0.667, (0.4, 0.9), 1.0, 0.25, 4, 0.0, 0.0, None)
     >>> print(people_markdown([a]).splitlines()[2])
-    | sympy | pb | 2 | 0.500 | 1.000 | 0.667 | [0.400, 0.900] | 1.000 | 0.250 | 0.000 | 0.000 | False |
+    | sympy | pb | 2 | 0.500 | 1.000 | 0.667 | [0.400, 0.900] | 1.000 | 0.250 | 0.000 | - | 0.000 | False |
     """
     def ci(a: PeopleAudit) -> str:
         return f"[{a.f1_ci[0]:.3f}, {a.f1_ci[1]:.3f}]" if a.f1_ci else "-"

@@ -8,6 +8,9 @@ The metrics live in :mod:`prm.metrics.stats` (shared with PRM evaluation). Conve
   get it from hard labels: the first step labeled False, -1 when every step is labeled True, none when
   an unlabeled step comes first. No prediction is a miss.
 * Cost per step = the run's total rollouts (tokens) / steps in the audited solutions, labeled or not.
+* Quality per rollout = steps whose hard label agrees with truth per 1,000 rollouts (``agreed_per_1k_rollouts``);
+  undefined for a method that used no rollouts. It is printed beside rollouts per step, not stored (``label_audit``
+  keeps its columns; it follows from ``step_accuracy`` and ``rollouts_per_step``).
 """
 
 from __future__ import annotations
@@ -42,11 +45,13 @@ class AuditRow:
     rollouts_per_step: float | None
     tokens_per_step: float | None
     coverage: float | None = None  # share of audited steps with a hard label; not a label_audit column
+    agreed_per_1k_rollouts: float | None = None  # steps labeled as truth has them per 1,000 rollouts; not a column
 
     def to_row(self) -> dict[str, Any]:
         """The ``label_audit`` row."""
         row = asdict(self)
         row.pop("coverage")
+        row.pop("agreed_per_1k_rollouts")
         return row
 
 
@@ -67,8 +72,8 @@ def audit_labels(method: str, labels: Sequence[LabelRecord | Mapping[str, Any]],
     >>> rows = [{"solution_id": "a", "step_idx": 0, "hard_label": True, "first_error": None, "cost_rollouts": 8},
     ...         {"solution_id": "a", "step_idx": 1, "hard_label": False, "first_error": None, "cost_rollouts": 8}]
     >>> r = audit_labels("mc", rows, truth_steps, truth_sols)
-    >>> r.step_accuracy, r.first_error_acc, r.correct_acc, r.rollouts_per_step
-    (1.0, 1.0, None, 8.0)
+    >>> r.step_accuracy, r.first_error_acc, r.correct_acc, r.rollouts_per_step, r.agreed_per_1k_rollouts
+    (1.0, 1.0, None, 8.0, 125.0)
     """
     truth_fe = {s["solution_id"]: s["first_error_truth"] for s in solutions if s.get("first_error_truth") is not None}
     truth_steps: dict[str, dict[int, bool | None]] = defaultdict(dict)
@@ -100,7 +105,16 @@ def audit_labels(method: str, labels: Sequence[LabelRecord | Mapping[str, Any]],
                     step_f1=step_f1(tp, fp, fn),
                     first_error_acc=fe_acc, correct_acc=ok_acc, processbench_f1=harmonic_mean(fe_acc, ok_acc),
                     rollouts_per_step=ratio(rollouts, n_steps), tokens_per_step=ratio(tokens, n_steps),
-                    coverage=ratio(labeled, judged))
+                    coverage=ratio(labeled, judged), agreed_per_1k_rollouts=per_1k_rollouts(right, rollouts))
+
+
+def per_1k_rollouts(count: int, rollouts: int) -> float | None:
+    """``count`` per 1,000 rollouts; None when no rollout was used (a free method has no quality per rollout).
+
+    >>> per_1k_rollouts(30, 240), per_1k_rollouts(3, 0)
+    (125.0, None)
+    """
+    return 1000.0 * count / rollouts if rollouts > 0 else None
 
 
 def predicted_first_errors(rows: Sequence[Mapping[str, Any]], n_steps: Mapping[str, int]) -> dict[str, int | None]:
@@ -119,13 +133,13 @@ def predicted_first_errors(rows: Sequence[Mapping[str, Any]], n_steps: Mapping[s
 
 
 _COLUMNS = ("method", "n_solutions", "n_steps", "step_accuracy", "step_f1", "first_error_acc", "correct_acc",
-            "processbench_f1", "rollouts_per_step", "tokens_per_step", "coverage")
+            "processbench_f1", "rollouts_per_step", "agreed_per_1k_rollouts", "tokens_per_step", "coverage")
 
 
 def audit_markdown(rows: Sequence[AuditRow]) -> str:
     """The audit rows as a markdown table, numbers to 3 decimals (``-`` = undefined).
 
     >>> print(audit_markdown([AuditRow("mc", 1, 2, 1.0, None, 1.0, None, None, 8.0, 96.5)]).splitlines()[2])
-    | mc | 1 | 2 | 1.000 | - | 1.000 | - | - | 8.000 | 96.500 | - |
+    | mc | 1 | 2 | 1.000 | - | 1.000 | - | - | 8.000 | - | 96.500 | - |
     """
     return markdown_table([{c: getattr(r, c) for c in _COLUMNS} for r in rows], _COLUMNS)

@@ -1,6 +1,6 @@
 """Automatic step labels: Monte-Carlo rollouts (Math-Shepherd), OmegaPRM binary search, progress, formal
-verifiers, the LLM judge and their consensus, and the partition stages that run them and their audits
-(:mod:`prm.label_audit`).
+verifiers, the LLM judge and their consensus, active labels (rollouts only where a PRM is unsure), and the partition
+stages that run them and their audits (:mod:`prm.label_audit`).
 
 Every method the method table (``warehouse.methods``) computes is ``get_labeler(name, config)``, registered in
 :data:`LABELERS` under the table's name. Solution labelers (:class:`Labeler`) are called
@@ -10,6 +10,7 @@ are called ``.label(rows)`` with the partition tables they name in ``reads``. Bo
 whose rows fit ``step_labels`` (and, for rollout methods, whose new rollouts fit ``rollouts``).
 """
 
+from prm.labeling.active import ActiveConfig
 from prm.labeling.agreement import agreement_markdown, pairwise_agreement
 from prm.labeling.consensus import POLICIES, ConsensusConfig
 from prm.labeling.judge import JudgeConfig, judge_prompt, parse_vote
@@ -38,6 +39,7 @@ __all__ = [
     "POLICIES",
     "REFERENCE_METHOD",
     "REFERENCE_TASKS",
+    "ActiveConfig",
     "ConsensusConfig",
     "JudgeConfig",
     "MCConfig",

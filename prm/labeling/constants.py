@@ -22,4 +22,4 @@ OMEGA_MAX_SEARCHES = 100  # paper's per-question search limit
 # Seeds handed to the engine stay in the positive 31-bit range vLLM and torch accept.
 SEED_MODULUS = 2**31 - 1
 
-from prm.format import STATUS_BY_CONVENTION, STATUS_LABELED, STATUS_UNVERIFIABLE  # noqa: E402, F401
+from prm.format import STATUS_BY_CONVENTION, STATUS_LABELED, STATUS_PSEUDO, STATUS_UNVERIFIABLE  # noqa: E402, F401

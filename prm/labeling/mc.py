@@ -16,6 +16,14 @@ engine batches across questions. Options:
   The hard label (MC > 0) is then decided with certainty, so it never differs from the fixed-N label;
   only steps still at MC = 0 go on to the full ``n_rollouts``. The price is a coarser soft label on
   easy steps (k rollouts instead of N), which is why it is off by default.
+* ``adaptive``: ``adaptive_min`` rollouts first; a step whose rollouts agree (all reach gold or none does) stops
+  there, a split one is topped up to ``adaptive_max`` (:mod:`prm.labeling.spending`). ``n_rollouts`` is then not
+  used. A step settled at MC = 0 after ``adaptive_min`` is labeled bad where fixed N might have found a success:
+  the rule (MC > 0) is unchanged, the evidence behind it is ``adaptive_min`` rollouts. Off by default.
+* ``max_rollouts_per_partition``: a budget over every ``label`` call of one labeler (one partition in
+  :func:`prm.labeling.label_partition`). Solutions are admitted in order while their worst case (steps x the most
+  rollouts a step can take) fits what is left; unused reservations come back, and the first solution that does
+  not fit stops labeling: it and every later one get no rows (a later run with more budget labels them).
 """
 
 from __future__ import annotations
@@ -30,6 +38,14 @@ from prm.labeling.constants import (
     STATUS_BY_CONVENTION,
     STATUS_LABELED,
     STATUS_UNVERIFIABLE,
+)
+from prm.labeling.spending import (
+    ADAPTIVE_MAX,
+    ADAPTIVE_MIN,
+    RolloutBudget,
+    check_adaptive,
+    check_budget,
+    settled,
 )
 from prm.labeling.types import LabelRun, RolloutOutcome, RolloutSampler, StepLabel, params_json
 
@@ -46,6 +62,10 @@ class MCConfig:
     early_stop: bool = False  # stop a solution at its first MC = 0 step; later steps False by convention
     adaptive_round: int | None = None  # None = fixed N; k = rounds of k, stop a step once one rollout is correct
     monotone: bool = True  # hard label of step k = some prefix >= k reached gold; False = per prefix (Math-Shepherd)
+    adaptive: bool = False  # adaptive_min rollouts first; a step whose rollouts split gets up to adaptive_max
+    adaptive_min: int = ADAPTIVE_MIN  # rollouts of every step when adaptive; enough when they agree
+    adaptive_max: int = ADAPTIVE_MAX  # rollouts of a step whose first adaptive_min split, when adaptive
+    max_rollouts_per_partition: int | None = None  # budget of one labeler (a partition); None = unbounded
 
     def __post_init__(self) -> None:
         if self.n_rollouts < 1:
@@ -53,12 +73,28 @@ class MCConfig:
         if self.adaptive_round is not None and not 1 <= self.adaptive_round <= self.n_rollouts:
             raise ValueError(f"adaptive_round={self.adaptive_round} must be in 1..n_rollouts={self.n_rollouts}, "
                              "or None for a fixed number of rollouts per step")
+        check_adaptive(self.adaptive_min, self.adaptive_max)
+        if self.adaptive and self.adaptive_round is not None:
+            raise ValueError("adaptive and adaptive_round are two ways to stop early; set one of them")
+        check_budget("max_rollouts_per_partition", self.max_rollouts_per_partition)
 
     @property
     def rounds_max(self) -> int:
         """Sampler rounds one step can take."""
+        if self.adaptive:
+            return 1 if self.adaptive_min == self.adaptive_max else 2
         k = self.adaptive_round or self.n_rollouts
         return -(-self.n_rollouts // k)
+
+    @property
+    def first_want(self) -> int:
+        """Rollouts asked for a step in its first round."""
+        return self.adaptive_min if self.adaptive else self.adaptive_round or self.n_rollouts
+
+    @property
+    def step_max(self) -> int:
+        """The most rollouts one step can take."""
+        return self.adaptive_max if self.adaptive else self.n_rollouts
 
 
 @dataclass
@@ -73,25 +109,67 @@ class _Step:
 
 
 class MCLabeler:
-    """Monte-Carlo labeler; ``name`` becomes ``step_labels.method``."""
+    """Monte-Carlo labeler; ``name`` becomes ``step_labels.method``; ``budget`` spans every ``label`` call."""
 
     def __init__(self, config: MCConfig | None = None, name: str = "mc") -> None:
         self.config = config or MCConfig()
         self.name = name
+        self.budget = RolloutBudget(self.config.max_rollouts_per_partition)
 
     def _first_want(self) -> int:
-        return self.config.adaptive_round or self.config.n_rollouts
+        return self.config.first_want
 
     def label(self, solutions: Sequence[SolutionToLabel], sampler: RolloutSampler, *,
               skip: Collection[str] = ()) -> LabelRun:
-        """Label every step of ``solutions`` not in ``skip``; one sampler call per round."""
+        """Label every step of ``solutions`` not in ``skip``; one sampler call per round (per wave under a budget)."""
         todo = [s for s in solutions if s.solution_id not in skip and s.steps]
+        charged: dict[str, int] = {}  # prefix_hash -> outcomes already charged: shared prefixes cost once
+        labels: list[StepLabel] = []
+        done: list[SolutionToLabel] = []
+        calls = 0
+        rest = todo
+        while rest:
+            wave = self._admit(rest)
+            if not wave:
+                break
+            rest = rest[len(wave):]
+            steps, stopped, n = self._estimate(wave, sampler)
+            new = self._labels(wave, steps, stopped, charged)
+            self.budget.refund(sum(self._worst_case(s) for s in wave) - sum(lb.cost_rollouts for lb in new))
+            labels += new
+            done += wave
+            calls += n
+        extra = {"budget_stopped": True, "unlabeled_by_budget": len(rest)} if rest else {}
+        return LabelRun(method=self.name, labels=tuple(labels), new_rollouts=tuple(sampler.drain_new_rows()),
+                        cost_rollouts=sum(lb.cost_rollouts for lb in labels),
+                        cost_tokens=sum(lb.cost_tokens for lb in labels), sampler_calls=calls,
+                        solution_ids=tuple(s.solution_id for s in done), extra=extra)
+
+    def _worst_case(self, sol: SolutionToLabel) -> int:
+        return len(sol.steps) * self.config.step_max
+
+    def _admit(self, todo: list[SolutionToLabel]) -> list[SolutionToLabel]:
+        """The leading solutions whose worst case the budget reserves (all of them without a budget); none, and the
+        budget stopped, when even the first does not fit what is left after every earlier wave gave back."""
+        if self.budget.limit is None:
+            return list(todo)
+        wave = []
+        for sol in todo:
+            if not self.budget.fits(self._worst_case(sol)):
+                break
+            self.budget.take(self._worst_case(sol))
+            wave.append(sol)
+        if not wave:
+            self.budget.take(self._worst_case(todo[0]))  # refused: marks the budget stopped
+        return wave
+
+    def _estimate(self, todo: list[SolutionToLabel], sampler: RolloutSampler
+                  ) -> tuple[dict[tuple[str, int], _Step], dict[str, int], int]:
+        """Every step's outcomes, the early-stopped step of each solution, and the sampler calls made."""
         steps: dict[tuple[str, int], _Step] = {}
-        cursor: dict[str, int] = {}  # early stop: the step being estimated; else unused
         for sol in todo:
             first = [0] if self.config.early_stop else range(len(sol.steps))
             steps.update({(sol.solution_id, k): _Step(self._first_want()) for k in first})
-            cursor[sol.solution_id] = 0
         stopped: dict[str, int] = {}  # early stop: solution -> its MC = 0 step
         by_id = {s.solution_id: s for s in todo}
         calls = 0
@@ -105,24 +183,23 @@ class MCLabeler:
                         stopped[sid] = k
                     elif k + 1 < len(by_id[sid].steps):
                         steps[(sid, k + 1)] = _Step(self._first_want())
-        labels = self._labels(todo, steps, stopped)
-        return LabelRun(method=self.name, labels=tuple(labels), new_rollouts=tuple(sampler.drain_new_rows()),
-                        cost_rollouts=sum(lb.cost_rollouts for lb in labels),
-                        cost_tokens=sum(lb.cost_tokens for lb in labels), sampler_calls=calls,
-                        solution_ids=tuple(s.solution_id for s in todo))
+        return steps, stopped, calls
 
     def _update(self, st: _Step, outcomes: list[RolloutOutcome]) -> None:
         short = len(outcomes) < st.want  # the engine failed on this prefix: asking again would loop
         st.outcomes = list(outcomes)
-        if short or st.want >= self.config.n_rollouts or (self.config.adaptive_round and st.n_correct > 0):
+        c = self.config
+        if c.adaptive:
+            st.done = short or st.want >= c.adaptive_max or settled(st.outcomes)
+            st.want = c.adaptive_max
+        elif short or st.want >= c.n_rollouts or (c.adaptive_round and st.n_correct > 0):
             st.done = True
         else:
-            st.want = min(self.config.n_rollouts, st.want + (self.config.adaptive_round or self.config.n_rollouts))
+            st.want = min(c.n_rollouts, st.want + (c.adaptive_round or c.n_rollouts))
 
     def _labels(self, todo: list[SolutionToLabel], steps: dict[tuple[str, int], _Step],
-                stopped: dict[str, int]) -> list[StepLabel]:
+                stopped: dict[str, int], charged: dict[str, int]) -> list[StepLabel]:
         params = params_json(self.name, self.config)
-        charged: dict[str, int] = {}  # prefix_hash -> outcomes already charged: shared prefixes cost once
         labels: list[StepLabel] = []
         for sol in todo:
             rows = []

@@ -13,12 +13,18 @@ question's pool, so a search on it locates exactly that solution's first error. 
 Row costs: a state's rollouts are charged to the first row that uses its estimate; rollouts of states
 no row uses (root extras, off-solution states) go to the question's first row, so rows sum to the
 question's cost whenever the question emits a row. :class:`LabelRun` totals are always complete.
+
+``max_rollouts_per_partition`` is one budget over every ``label`` call of the labeler (a partition in
+:func:`prm.labeling.label_partition`), reserved before each estimate in question order; when it runs out the
+searches stop where they are (as at ``max_rollouts``) and ``extra["budget_stopped"]`` says so. ``start_hints``
+(solution id -> the step a PRM puts the first error at) only changes where a search starts
+(:mod:`prm.labeling.omega_search`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -26,6 +32,7 @@ from prm.datagen import SolutionToLabel
 from prm.format import labels_from_first_error
 from prm.labeling.constants import STATUS_BY_CONVENTION, STATUS_LABELED
 from prm.labeling.omega_search import OmegaPRMConfig, QuestionSearch
+from prm.labeling.spending import RolloutBudget
 from prm.labeling.types import LabelRun, RolloutSampler, StepLabel, params_json
 
 
@@ -45,24 +52,28 @@ def run_lockstep(searches: Sequence[QuestionSearch], sampler: RolloutSampler, pr
 
 
 class OmegaPRMLabeler:
-    """OmegaPRM labeler; ``name`` becomes ``step_labels.method``."""
+    """OmegaPRM labeler; ``name`` becomes ``step_labels.method``; ``budget`` spans every ``label`` call."""
 
     def __init__(self, config: OmegaPRMConfig | None = None, name: str = "omegaprm") -> None:
         self.config = config or OmegaPRMConfig()
         self.name = name
+        self.budget = RolloutBudget(self.config.max_rollouts_per_partition)
 
-    def searches(self, solutions: Sequence[SolutionToLabel], skip: Collection[str] = ()) -> list[QuestionSearch]:
+    def searches(self, solutions: Sequence[SolutionToLabel], skip: Collection[str] = (),
+                 start_hints: Mapping[str, int] | None = None) -> list[QuestionSearch]:
         """One search per problem over the solutions not in ``skip``, in first-seen problem order."""
         by_problem: dict[str, list[SolutionToLabel]] = defaultdict(list)
         for sol in solutions:
             if sol.solution_id not in skip:
                 by_problem[sol.problem_id].append(sol)
-        return [QuestionSearch(group, self.config) for group in by_problem.values()]
+        return [QuestionSearch(group, self.config, budget=self.budget, start_hints=start_hints)
+                for group in by_problem.values()]
 
     def label(self, solutions: Sequence[SolutionToLabel], sampler: RolloutSampler, *,
-              skip: Collection[str] = ()) -> LabelRun:
-        """Search every question in lockstep and turn the trees into step labels."""
-        searches = self.searches(solutions, skip)
+              skip: Collection[str] = (), start_hints: Mapping[str, int] | None = None) -> LabelRun:
+        """Search every question in lockstep and turn the trees into step labels; ``start_hints`` maps a
+        solution id to the step a PRM puts its first error at (where its binary search starts)."""
+        searches = self.searches(solutions, skip, start_hints)
         calls = run_lockstep(searches, sampler)
         params = params_json(self.name, self.config)
         labels = [label for search in searches for label in self.extract(search, params)]
@@ -73,7 +84,8 @@ class OmegaPRMLabeler:
             extra={"searches": sum(len(s.selections) for s in searches),
                    "screened_out": sum(s.screened_out for s in searches),
                    "states": sum(len(s.tree) for s in searches),
-                   "first_errors_located": sum(len(s.first_error) for s in searches)})
+                   "first_errors_located": sum(len(s.first_error) for s in searches),
+                   **({"budget_stopped": True} if self.budget.stopped else {})})
 
     def extract(self, search: QuestionSearch, params: str) -> list[StepLabel]:
         """Labels of the input solutions of one finished search (see the module docstring)."""

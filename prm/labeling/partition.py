@@ -35,6 +35,7 @@ from prm.labeling.progress import PROGRESS_METHOD, ProgressConfig
 from prm.labeling.registry import LABELERS, get_labeler, labelers_needing
 from prm.labeling.resume import label_in_chunks
 from prm.labeling.sampler import backend_sampler
+from prm.labeling.spending import RolloutBudget
 from prm.labeling.types import DerivedLabeler, LabelRun, StepLabel
 from warehouse import Warehouse
 from warehouse.methods import CONSENSUS, JUDGE
@@ -53,6 +54,7 @@ class PartitionLabelReport:
     cost_tokens: int
     audit: AuditRow | None
     label_balance: dict[str, int] = field(default_factory=dict)
+    budget_stopped: str | None = None  # why the rollout budget left solutions unlabeled; None = it did not
 
 
 def label_partition(
@@ -97,10 +99,18 @@ def label_partition(
         return PartitionLabelReport(method=method, labeled_solutions=0, skipped_solutions=len(done), labels=0,
                                     new_rollouts=0, cost_rollouts=0, cost_tokens=0,
                                     audit=audit_partition(wh, method, source, day))
+    labeler = get_labeler(method, config)
+    plan = getattr(labeler, "plan", None)  # a labeler that chooses what to pay for across the partition (active)
+    if callable(plan):  # before the engine starts: it may load a model of its own
+        questions = {p["problem_id"]: p["question"] for p in wh.read_partition("problems", source, day).to_pylist()}
+        plan(solutions, questions=questions, done=done)
     existing = [r for r in wh.read_partition("rollouts", source, day).to_pylist() if r["model"] == model]
     sampler = backend_sampler(backend(), existing, model=model, seed=seed, max_tokens=max_tokens,
                               temperature=temperature)
-    labeler = get_labeler(method, config)
+    budget = getattr(labeler, "budget", None)
+    if isinstance(budget, RolloutBudget) and budget.limit is not None and done:  # a resumed partition spent some
+        stored = wh.read_partition("step_labels", source, day).to_pylist()
+        budget.charge(sum(int(r["cost_rollouts"] or 0) for r in stored if r["method"] == method))
     totals = defaultdict(int)
     for i, run in enumerate(label_in_chunks(labeler, solutions, sampler, skip=done, max_solutions=chunk_solutions)):
         new_rollouts = list(run.new_rollouts)  # the labeler drained the sampler's buffer into its run
@@ -118,7 +128,17 @@ def label_partition(
         method=method, labeled_solutions=totals["solutions"], skipped_solutions=len(done), labels=totals["labels"],
         new_rollouts=totals["new_rollouts"], cost_rollouts=totals["cost_rollouts"],
         cost_tokens=totals["cost_tokens"], audit=audit_partition(wh, method, source, day),
-        label_balance=label_balance(wh, method, source, day))
+        label_balance=label_balance(wh, method, source, day), budget_stopped=_budget_note(budget, totals["solutions"],
+                                                                                         len(solutions) - len(done)))
+
+
+def _budget_note(budget: object, labeled: int, wanted: int) -> str | None:
+    """One line saying the rollout budget stopped labeling, or None when it did not."""
+    if not isinstance(budget, RolloutBudget) or not budget.stopped:
+        return None
+    return (f"rollout budget max_rollouts_per_partition={budget.limit} spent ({budget.spent} charged): "
+            f"{labeled} of {wanted} solutions to label were labeled (OmegaPRM: searches stopped where they were); "
+            "raise the budget and rerun to label the rest")
 
 
 def label_balance(wh: Warehouse, method: str, source: str, day: str) -> dict[str, int]:

@@ -9,6 +9,10 @@ Per step: ``soft_label = clip(0.5 + advantage / 2, 0, 1)`` (advantage in [-1, 1]
 the step is good (``hard_label``) when its prefix can still reach the answer (MC(k) > 0) and it did not
 lower the estimate by more than ``tolerance``: with N = 8 rollouts one estimate has a standard error of up
 to 0.18, so a tolerance of 0.25 keeps sampling noise from marking a neutral step bad.
+
+Cost: no new rollouts, but a row rests on the base method's rollouts, so it carries its base row's
+``cost_rollouts``/``cost_tokens`` (the rollouts it *used*, as :class:`prm.labeling.types.LabelRun` counts cost):
+a solution's progress rows cost what its MC rows cost, and quality per rollout compares fairly.
 """
 
 from __future__ import annotations
@@ -87,7 +91,9 @@ def progress_labels(mc_rows: Sequence[Mapping[str, Any]], solutions: Sequence[Ma
                              soft_label=soft, hard_label=good,
                              status=STATUS_UNVERIFIABLE if good is None else STATUS_LABELED,
                              n_rollouts=int(row.get("n_rollouts") or 0), n_correct=int(row.get("n_correct") or 0),
-                             first_error=first_error, params_json=params, cost_rollouts=0, cost_tokens=0)
+                             first_error=first_error, params_json=params,
+                             cost_rollouts=int(row.get("cost_rollouts") or 0),
+                             cost_tokens=int(row.get("cost_tokens") or 0))
                    for k, soft, good, row in steps]
     return labels
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from prm.labeling.active import ActiveConfig, ActiveLabeler
 from prm.labeling.consensus import ConsensusConfig, ConsensusLabeler
 from prm.labeling.formal import FormalConfig, FormalLabeler
 from prm.labeling.judge import JudgeConfig, JudgeLabeler
@@ -52,6 +53,7 @@ LABELERS: dict[str, LabelerSpec] = {
     "sympy_ref": LabelerSpec(ReferenceConfig, ReferenceConfig(), ReferenceLabeler, "rows"),
     "judge": LabelerSpec(JudgeConfig, JudgeConfig(), JudgeLabeler, "backend"),
     "consensus": LabelerSpec(ConsensusConfig, ConsensusConfig(), ConsensusLabeler, "rows"),
+    "active": LabelerSpec(ActiveConfig, ActiveConfig(), ActiveLabeler, "rollouts"),
 }
 
 
@@ -59,7 +61,7 @@ def computed_methods() -> tuple[str, ...]:
     """Names of the method table's methods the pipeline computes, in table order.
 
     >>> computed_methods()
-    ('mc', 'mc_early_stop', 'omegaprm', 'progress', 'sympy', 'z3', 'sympy_ref', 'judge', 'consensus')
+    ('mc', 'mc_early_stop', 'omegaprm', 'progress', 'sympy', 'z3', 'sympy_ref', 'judge', 'consensus', 'active')
     """
     return tuple(n for n in method_names() if method(n).computed)
 
@@ -68,7 +70,7 @@ def labelers_needing(needs: str) -> tuple[str, ...]:
     """Registered names whose ``label`` takes ``needs``.
 
     >>> labelers_needing("rollouts")
-    ('mc', 'mc_early_stop', 'omegaprm')
+    ('mc', 'mc_early_stop', 'omegaprm', 'active')
     """
     if needs not in NEEDS:
         raise ValueError(f"needs={needs!r} is unknown; use one of {NEEDS}")
@@ -88,8 +90,8 @@ def get_labeler(name: str, config: Any = None) -> Labeler | DerivedLabeler:
     >>> get_labeler("omega")
     Traceback (most recent call last):
     ...
-    ValueError: labeler 'omega' is unknown; use one of ['consensus', 'judge', 'mc', 'mc_early_stop', 'omegaprm', \
-'progress', 'sympy', 'sympy_ref', 'z3']
+    ValueError: labeler 'omega' is unknown; use one of ['active', 'consensus', 'judge', 'mc', 'mc_early_stop', \
+'omegaprm', 'progress', 'sympy', 'sympy_ref', 'z3']
     """
     if name not in LABELERS:
         raise ValueError(f"labeler {name!r} is unknown; use one of {sorted(LABELERS)}")

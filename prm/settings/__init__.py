@@ -8,6 +8,7 @@ from prm.settings.bounds import MAX_SEED, check_count, check_finite, check_range
 from prm.settings.sampling import (
     check_kv_cache_gib,
     check_problems,
+    check_rollout_budget,
     check_rollouts,
     check_samples,
     check_temperature,
@@ -33,6 +34,7 @@ __all__ = [
     "check_lora",
     "check_problems",
     "check_range",
+    "check_rollout_budget",
     "check_rollouts",
     "check_samples",
     "check_seed",

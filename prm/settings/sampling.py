@@ -21,6 +21,8 @@ MAX_SAMPLES = 4096
 # Rollouts per step prefix, OmegaPRM's k and searches, judge votes: each multiplies the generations of every step of
 # every solution (Math-Shepherd's N is 8), so a thousand is already a day's budget on one GPU.
 MAX_ROLLOUTS = 1024
+# Rollouts one labeler may spend on one partition: a billion is years of one GPU, so more is a typo.
+MAX_ROLLOUT_BUDGET = 10**9
 # Problems read from a file: more than any public math set (NuminaMath-CoT has ~860k), so more is a typo.
 MAX_PROBLEMS = 10**7
 # GiB of KV cache: no accelerator (or host) the engine runs on has a TiB for one model's cache.
@@ -52,6 +54,13 @@ def check_rollouts(name: str, value: object) -> int:
     return check_count(name, value, high=MAX_ROLLOUTS,
                        why=f"each multiplies the generations of every step of every solution; {MAX_ROLLOUTS} is a "
                            "day's budget")
+
+
+def check_rollout_budget(name: str, value: object) -> int:
+    """Rollouts a labeler may spend on one partition (or one question), in [1, MAX_ROLLOUT_BUDGET]."""
+    return check_count(name, value, high=MAX_ROLLOUT_BUDGET,
+                       why=f"a budget of rollouts; leave it out for no budget, {MAX_ROLLOUT_BUDGET:,} is years of "
+                           "one GPU")
 
 
 def check_problems(name: str, value: object) -> int:

@@ -12,7 +12,8 @@ solution becomes one row in TRL's stepwise-supervision form. Decisions:
   more than ``n`` gold steps are test (the easy-to-hard test set); the rest split by share, so ``test_share``
   of them are test too (the in-distribution test set; :func:`prm.evaluation.heldout.split_test_sets` tells them apart).
 * **Missing labels**: a solution with a step the method did not label (no row, or ``hard_label`` null for
-  ``unverifiable``) is dropped whole, never trained on a prefix, and counted in the stats.
+  ``unverifiable``) is dropped whole, never trained on a prefix, and counted in the stats. With
+  ``exclude_pseudo`` a ``pseudo`` row (a PRM's own label, written by active labeling) counts as no row.
 * **Balance** only touches the train split (val and test keep the real class mix that metrics need):
   ``downsample`` drops solutions of the majority kind (all steps good vs. some step bad) at random until
   both kinds are equally many, keeping every kept solution's full step sequence; ``weight`` keeps all
@@ -31,6 +32,7 @@ from typing import Any
 import duckdb
 
 from prm.files import atomic_write_text, read_jsonl, write_jsonl
+from prm.format import STATUS_PSEUDO
 from prm.training.constants import META_FILE, ROWS_FILE, SOFT_THRESHOLD, SPLITS
 from prm.training.rows import check_both_classes, check_label, check_rows, class_counts
 from prm.training.set_config import TrainingSetConfig
@@ -105,12 +107,12 @@ class TrainingSet:
                            meta.get("warehouse_versions") or {})
 
 
-def _label_columns(method: str) -> tuple[str, str, str]:
-    """SQL for (hard, soft) label and the join that brings them."""
+def _label_columns(method: str, exclude_pseudo: bool = False) -> tuple[str, str, str]:
+    """SQL for (hard, soft) label and the join that brings them (without pseudo-labels when ``exclude_pseudo``)."""
     if method == TRUTH:
         return "s.is_correct_truth", "CAST(s.is_correct_truth AS DOUBLE)", ""
     join = ("LEFT JOIN step_labels l ON l.solution_id = s.solution_id AND l.step_idx = s.step_idx "
-            "AND l.method = $method")
+            "AND l.method = $method" + (f" AND l.status <> '{STATUS_PSEUDO}'" if exclude_pseudo else ""))
     return "l.hard_label", "CAST(l.soft_label AS DOUBLE)", join
 
 
@@ -136,7 +138,7 @@ def _check_method_has_labels(con: duckdb.DuckDBPyConnection, config: TrainingSet
 
 
 def _query(config: TrainingSetConfig, source: str) -> str:
-    hard, soft, join = _label_columns(config.method)
+    hard, soft, join = _label_columns(config.method, config.exclude_pseudo)
     return f"""
 SELECT s.solution_id, s.problem_id, p.question, p.n_gold_steps, s.step_idx, s.text, {hard} AS hard, {soft} AS soft
 FROM steps s

@@ -35,6 +35,9 @@ class TrainingSetConfig:
     # Only problems of this warehouse source (e.g. "arith"), or of these sources (a flywheel window of rounds);
     # None = every source.
     source: str | tuple[str, ...] | None = None
+    # Leave out labels with status "pseudo" (a PRM's own labels that active labeling wrote for solutions it was sure
+    # of): only labels a method paid for; a solution with pseudo labels then counts as unlabeled.
+    exclude_pseudo: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.source, list | tuple):  # lists from JSON (TrainingSet.load) or YAML

@@ -29,7 +29,7 @@ def _one_step(wh: Warehouse) -> None:
 def test_labeled_steps_has_a_column_pair_for_every_method_written(wh: Warehouse) -> None:
     _one_step(wh)
     # Each method writes its own distinct soft label, so a pivot that mixes columns up would show.
-    soft = {m.name: round(0.05 + 0.1 * i, 2) for i, m in enumerate(METHODS)}
+    soft = {m.name: round(0.05 + 0.08 * i, 2) for i, m in enumerate(METHODS)}
     wh.write("step_labels", [{"solution_id": "s", "problem_id": "p", "step_idx": 0, "method": name,
                               "soft_label": value, "hard_label": i % 2 == 0, "status": "labeled",
                               "labeler_version": "t"} for i, (name, value) in enumerate(soft.items())], **KW)

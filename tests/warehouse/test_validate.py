@@ -43,7 +43,7 @@ def step(i: int = 0, **over) -> dict:
         ("step_labels", [label(n_rollouts=4, n_correct=5)],
          r"step_labels\.n_correct: row 0 has 5, which exceeds n_rollouts of the same row \(4\)"),
         ("step_labels", [label(status="done")],
-         r"step_labels\.status: row 0 has 'done', which is not one of labeled, by_convention, unverifiable"),
+         r"step_labels\.status: row 0 has 'done', which is not one of labeled, by_convention, unverifiable, pseudo"),
         ("step_labels", [label(0), label(1), label(0)],
          r"step_labels\.solution_id, step_idx, method: rows 0 and 2 both have key .*'step_idx': 0"),
         ("steps", [step(0), step(1.5)], r"steps\.step_idx: row 1 has 1\.5, which is not int32 \(.*truncated"),
@@ -83,10 +83,10 @@ def test_every_rule_names_columns_of_its_table() -> None:
 
 
 def test_status_vocabularies_match_the_code_that_writes_them() -> None:
-    from prm.format.labels import STATUS_BY_CONVENTION, STATUS_LABELED, STATUS_UNVERIFIABLE
+    from prm.format.labels import STATUS_BY_CONVENTION, STATUS_LABELED, STATUS_PSEUDO, STATUS_UNVERIFIABLE
     from prm.generation.constants import STATUS_ERROR, STATUS_OK
     from verifiers.verdict import STATUSES as VERDICTS
 
-    assert LABEL_STATUSES == (STATUS_LABELED, STATUS_BY_CONVENTION, STATUS_UNVERIFIABLE)
+    assert LABEL_STATUSES == (STATUS_LABELED, STATUS_BY_CONVENTION, STATUS_UNVERIFIABLE, STATUS_PSEUDO)
     assert VERDICT_STATUSES == VERDICTS
     assert set(SOLUTION_STATUSES) == {STATUS_OK, STATUS_ERROR}

@@ -14,6 +14,7 @@ from warehouse.methods.table import (
     label_assets,
     method,
     method_names,
+    opt_in_label_assets,
     recipe_label_assets,
 )
 
@@ -27,5 +28,6 @@ __all__ = [
     "label_assets",
     "method",
     "method_names",
+    "opt_in_label_assets",
     "recipe_label_assets",
 ]

@@ -33,6 +33,9 @@ class Method:
     # The hand-written asset that writes its step_labels; None: ``<name>_labels``, the asset assets/labeling.py
     # makes from the labeler registry (no asset code to write).
     asset: str | None = None
+    # Off unless asked for: its asset stays out of the refresh job and the recipe's vocabulary (a method that
+    # needs something the default pipeline does not provide, e.g. a trained PRM); run it from the UI or a flywheel.
+    opt_in: bool = False
 
     def __post_init__(self) -> None:
         if not _NAME.fullmatch(self.name):
@@ -40,9 +43,9 @@ class Method:
                              "with a letter, at most 40 characters (it names labeled_steps columns and an asset)")
         if self.kind not in KINDS:
             raise ValueError(f"method {self.name!r} has kind {self.kind!r}; use one of {KINDS}")
-        if not self.computed and (self.recipe is not None or self.asset is not None):
+        if not self.computed and (self.recipe is not None or self.asset is not None or self.opt_in):
             raise ValueError(f"method {self.name!r} is of kind {self.kind!r}, which no labeler computes; "
-                             "it has no recipe key or asset")
+                             "it has no recipe key, asset or opt-in")
 
     @property
     def computed(self) -> bool:
@@ -51,8 +54,8 @@ class Method:
 
     @property
     def recipe_key(self) -> str | None:
-        """The recipe's ``labels.methods`` key that runs it; None when nothing computes it."""
-        return (self.recipe or self.name) if self.computed else None
+        """The recipe's ``labels.methods`` key that runs it; None when nothing computes it or it is opt-in."""
+        return (self.recipe or self.name) if self.computed and not self.opt_in else None
 
     @property
     def asset_key(self) -> str | None:
@@ -78,6 +81,7 @@ METHODS: tuple[Method, ...] = (
     Method("judge", "judge", "LLM judge, majority of k votes", asset="judgments"),
     Method("consensus", "consensus", "Consensus of methods", asset="consensus_labels"),
     Method("human", "human", "Human annotation (imported)"),
+    Method("active", "rollout", "Rollouts only where the PRM is unsure (ActPRM)", opt_in=True),
 )
 
 # The names code refers to. ``TRUTH`` is the pseudo-method no labeler writes: ``steps.is_correct_truth``, the
@@ -87,7 +91,8 @@ JUDGE = "judge"
 CONSENSUS = "consensus"
 # The methods whose labels read the problem's gold answer (rollouts are graded against it; consensus and progress
 # build on MC): on ProcessBench-style audits they are reported apart from methods that see only problem and steps.
-REFERENCE_METHODS: tuple[str, ...] = ("mc", "mc_early_stop", "omegaprm", "progress", "sympy_ref", "consensus")
+REFERENCE_METHODS: tuple[str, ...] = ("mc", "mc_early_stop", "omegaprm", "progress", "sympy_ref", "consensus",
+                                      "active")
 # Every name a training set or an audit can read: the table's methods and the truth.
 LABEL_SOURCES: tuple[str, ...] = (*(m.name for m in METHODS), TRUTH)
 # The label-source comparison's default: exact truth (the ceiling), the rollout methods, the fine-tuned judge and
@@ -128,9 +133,18 @@ def recipe_label_assets() -> dict[str, str]:
     """
     out: dict[str, str] = {}
     for m in METHODS:
-        if m.computed:
+        if m.recipe_key is not None:
             out.setdefault(m.recipe_key, m.asset_key)
     return out
+
+
+def opt_in_label_assets() -> tuple[str, ...]:
+    """The assets of opt-in methods, which the refresh job leaves out.
+
+    >>> opt_in_label_assets()
+    ('active_labels',)
+    """
+    return tuple(dict.fromkeys(m.asset_key for m in METHODS if m.computed and m.opt_in))
 
 
 def label_assets() -> dict[str, tuple[str, ...]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prm.labeling import MCConfig, get_labeler
+from prm.labeling import ActiveConfig, MCConfig, get_labeler
 from prm.labeling.registry import labelers_needing
 from prm.labeling.resume import label_in_chunks
 
@@ -25,7 +25,8 @@ def _key(row):
 @pytest.mark.parametrize("method", labelers_needing("rollouts"))
 def test_interrupted_run_resumes_to_the_uninterrupted_result(oracle_cls, sampler_of, solution, method):
     sols = _solutions(solution)
-    labeler = get_labeler(method)
+    # active's default scores with the trained PRM in models/prm; with none, it labels every solution (by OmegaPRM)
+    labeler = get_labeler(method, ActiveConfig(prm=None) if method == "active" else None)
     full_engine = oracle_cls()
     full = [r for run in label_in_chunks(labeler, sols, sampler_of(full_engine), max_solutions=4) for r in run.rows()]
 
