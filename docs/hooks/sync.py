@@ -26,6 +26,7 @@ START, END = RESULTS.start, RESULTS.end
 LAYERS = Block("layers", "the import-linter contracts in pyproject.toml")
 COSTS = Block("recipe-costs", "the run logs in benchmarks/results")
 ANSWERS = Block("smollm2-answers", "benchmarks/results/recipe_smollm2_gsm8k.log")
+METHOD_TABLE = Block("label-methods", "warehouse/methods/table.py")
 # Under the headline table: its jargon (floored, arms, DVTS, step sensitivity, perturbation kinds) is defined there.
 GLOSSARY = ("The terms (floored recipe, arms, DVTS, step sensitivity, `flipped_operator`, ...): "
             "[glossary](docs/concepts/glossary.md).")
@@ -137,6 +138,17 @@ def shipped_label(card: dict) -> str:
             f"{labels.get(card.get('label_method'), card.get('label_method'))}")
 
 
+def methods_table() -> str:
+    """Every label method of the method table, in its order: a new method is listed here by `make docs` alone."""
+    from warehouse.methods import method, method_names
+
+    rows = []
+    for m in map(method, method_names()):
+        asset = f"`{m.asset_key}`{' (opt-in)' if m.opt_in else ''}" if m.asset_key else "- (imported)"
+        rows.append(f"| `{m.name}` | {m.kind} | {m.display} | {asset} | {m.recipe_key or '-'} |")
+    return "\n".join(["| method | kind | what | asset | recipe `labels.methods` |", "|---|---|---|---|---|", *rows])
+
+
 def readme_with_results(readme: str, results: Path) -> str:
     """``readme`` with the results block replaced by the current headline table and its glossary link."""
     return RESULTS.fill(readme, f"{headline(results)}\n\n{GLOSSARY}", "README.md")
@@ -151,7 +163,9 @@ def markdown_pages(repo: Path) -> dict[Path, str]:
     graph = (repo / "docs" / "concepts" / "asset-graph.md").read_text(encoding="utf-8")
     recipes = (repo / "docs" / "recipes.md").read_text(encoding="utf-8")
     recipes = COSTS.fill(recipes, costs_table(results), "docs/recipes.md")
-    return {Path("README.md"): LAYERS.fill(readme_with_results(readme, results), layers, "README.md"),
+    labels = (repo / "docs" / "concepts" / "labels.md").read_text(encoding="utf-8")
+    return {Path("docs/concepts/labels.md"): METHOD_TABLE.fill(labels, methods_table(), "docs/concepts/labels.md"),
+            Path("README.md"): LAYERS.fill(readme_with_results(readme, results), layers, "README.md"),
             Path("docs/concepts/asset-graph.md"): LAYERS.fill(graph, layers, "docs/concepts/asset-graph.md"),
             Path("docs/recipes.md"): ANSWERS.fill(recipes, rates_table(results), "docs/recipes.md")}
 
