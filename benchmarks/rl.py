@@ -46,7 +46,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from prm.format import first_error_of, labels_from_first_error, split_steps
-from prm.models import model_cache_dir, model_version, resolve_model
+from prm.models import local_model, model_cache_dir, model_version, resolve_model
 from prm.rl import ARMS, OUTCOME, PRIME, PRIME_PLAIN, PRM_MIN, PROCESS, RLRunConfig, compare_arms
 from prm.tasks import ArithmeticConfig, generate_problems, step_truth
 
@@ -58,7 +58,8 @@ POLICY_STAMP = "policy_version.txt"  # the policy a truth PRM was trained from (
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--policy", default="arith-policy", help="policy name or folder")
-    p.add_argument("--prm", default=None, help="PRM folder (default: a PRM trained here on exact step truth)")
+    p.add_argument("--prm", default=None, help="PRM: arith-prm, models/prm or a folder (default: a PRM trained here "
+                   "on exact step truth)")
     p.add_argument("--out", default=str(model_cache_dir() / "rl" / "benchmark"), help="output folder")
     p.add_argument("--arms", nargs="+", default=[OUTCOME, PRM_MIN, PROCESS, PRIME, PRIME_PLAIN], choices=tuple(ARMS))
     p.add_argument("--steps", type=int, default=RLRunConfig().steps, help="GRPO steps per arm (same for all)")
@@ -126,9 +127,10 @@ def main() -> None:
     policy = Path(resolve_model(args.policy))
     out = Path(args.out)
     if args.prm:
-        prm = Path(args.prm)
+        prm = local_model(args.prm)
         if not (prm / "config.json").is_file():
-            sys.exit(f"Error: no PRM at {prm} - pass a folder written by prm.training.train_prm")
+            sys.exit(f"Error: no PRM at {args.prm} - pass arith-prm, models/prm or a folder prm.training.train_prm "
+                     "wrote")
     else:
         prm = truth_prm(policy, out / "truth-prm", args.truth_prm_steps, args.seed)
     _emit({"policy": model_version(policy), "prm": model_version(prm)})
