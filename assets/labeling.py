@@ -3,6 +3,7 @@ asset ``<name>_labels`` made from the labeler registry for every method whose ta
 asset (docs/how-to/add-label-method.md)."""
 
 # No `from __future__ import annotations`: Dagster reads Config/resource annotations at definition time.
+import dataclasses
 from collections.abc import Collection
 
 import dagster as dg
@@ -164,10 +165,23 @@ TABLE_WRITERS: dict[str, tuple[str, ...]] = {
 }
 
 
+def method_config(name: str) -> type:
+    """The launchpad config of a made asset: the registered labeler's config dataclass, derived field by field
+    (:func:`assets.config_base.derive`), its defaults those of the registered default config, so a knob added to the
+    labeler's config reaches the launchpad without code here."""
+    spec = LABELERS[name]
+    base = spec.config_type()
+    defaults = {f.name: getattr(spec.default, f.name) for f in dataclasses.fields(spec.config_type)
+                if getattr(spec.default, f.name) != getattr(base, f.name)}
+    fields = derive(Mirror(spec.config_type, defaults=defaults))
+    return type(f"{spec.config_type.__name__}Launchpad", (fields,), {"__module__": __name__,
+                                                                    "__doc__": f"The {name!r} labeler's config."})
+
+
 def method_asset(name: str) -> dg.AssetsDefinition:
     """The asset ``<name>_labels`` of a registered method whose table row names no hand-written asset: it runs the
-    labeler with its registered default config through ``label_method_partition`` (the path its ``needs`` names)
-    and reports what :func:`_metadata` reports for MC."""
+    labeler with the launchpad's config (:func:`method_config`) through ``label_method_partition`` (the path its
+    ``needs`` names) and reports what :func:`_metadata` reports for MC."""
     spec, key = LABELERS[name], method(name).asset_key
     if spec.needs == "rows":
         reads = get_labeler(name).reads
@@ -180,20 +194,22 @@ def method_asset(name: str) -> dg.AssetsDefinition:
         deps = ["rollouts"] if spec.needs == "rollouts" else ["solutions"]
     engine = spec.needs != "rows"
     resources = {"warehouse", *(("generation",) if engine else ()), *(("judge",) if spec.needs == "backend" else ())}
+    config_type = method_config(name)
     kinds = {"delta", *(("vllm",) if engine else ())}
 
     @dg.asset(name=key, partitions_def=PARTITIONS, group_name="labeling", kinds=kinds,
               pool="engine" if engine else None, deps=deps, required_resource_keys=resources,
-              description=f"{method(name).display}: step labels of the registered {name!r} labeler, default config.")
-    def made_asset(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+              description=f"{method(name).display}: step labels of the registered {name!r} labeler (its config's "
+              "fields in the launchpad, the registered defaults).")
+    def made_asset(context: dg.AssetExecutionContext, config: config_type) -> dg.MaterializeResult:
         day, source = day_and_source(context)
         res = context.resources
         kw = {}
         if engine:  # the policy's rollouts, or the judge resource for a method that reads whole solutions
             kw = {"backend": (res.judge if spec.needs == "backend" else res.generation).get,
                   "model": res.generation.model_version(), "prompt": partition_prompter(context, res.generation.model)}
-        report = label_method_partition(res.warehouse.get(), name, source=source, day=day, run_id=context.run_id,
-                                        progress=context.log.info, **kw)
+        report = label_method_partition(res.warehouse.get(), name, config.to_library(), source=source, day=day,
+                                        run_id=context.run_id, progress=context.log.info, **kw)
         return dg.MaterializeResult(metadata=_metadata(report))
 
     return made_asset
