@@ -12,8 +12,8 @@ Rows: a selected solution's are its backing labeler's, ``params_json`` holding t
 wrong at and after it), soft labels are the PRM's P(good) up to it and 0 after, no rollouts; a solution skipped
 (trusted without pseudo labels, or unsure beyond the budget) has no row, so a later run looks at it again.
 
-``prm`` is a PRM folder, a PRM root (``models/prm``: its newest version, :func:`prm.models.local_model`) or a
-registered name; None means no PRM yet (a flywheel's first round), and every solution is unsure. The selection
+``prm`` is ``trained`` (the ``prm_model`` asset's newest version), a PRM folder, a PRM root (``models/prm``: its
+newest version) or a registered name (:func:`prm.models.local_model`); None means no PRM yet (a flywheel's first round), and every solution is unsure. The selection
 is deterministic: by unsureness, ties by a hash of ``(seed, solution_id)``.
 
 ``label_partition`` calls :meth:`ActiveLabeler.plan` once with the whole partition (so the budget is the
@@ -44,7 +44,7 @@ from prm.settings import check_count, check_range, check_rollouts, check_seed
 BACKINGS = ("omegaprm", "mc")
 # ActPRM's thresholds (sail-sg/ActivePRM): confident at P >= 0.9 or <= 0.1, heads agreeing within std 0.01.
 ACTPRM_LOW, ACTPRM_HIGH, ACTPRM_MAX_STD = 0.1, 0.9, 0.01
-DEFAULT_PRM = "models/prm"  # the PRM root the pipeline trains into: its newest version
+DEFAULT_PRM = "trained"  # the prm_model asset's newest version (prm.models.local_model), wherever the cache is
 MAX_PASSES = 256  # dropout passes: each is a full scoring pass of every solution
 
 

@@ -13,7 +13,7 @@ from prm.models.constants import (
     SMOLLM2_NAME,
 )
 from prm.models.judge import adapter_digest, judge_card_problems, read_judge_card
-from prm.models.newest import FOLDER_NAME, POINTER, VERSIONS, newest_version
+from prm.models.newest import FOLDER_NAME, POINTER, VERSIONS, newest_version, trained_root
 from prm.models.registry import REGISTERED_MODELS, local_model, resolve_model
 from prm.models.shipped import SHIPPED_MODELS, read_prm_card_entry
 from prm.models.smollm2 import smollm2_gguf_path
@@ -55,6 +55,7 @@ __all__ = [
     "resolve_model",
     "score_digests",
     "smollm2_gguf_path",
+    "trained_root",
     "verify_shipped_prm",
     "weights_digest",
 ]

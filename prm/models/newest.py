@@ -2,7 +2,8 @@
 never written again); a root from before versioned folders holds its one PRM in ``model/``.
 
 The one reader of that scheme: :class:`prm.training.PRMArtifacts` writes it, and :func:`prm.models.local_model`
-resolves a root (``models/prm``) to the folder it names, so ``--prm models/prm`` means "the newest PRM".
+resolves a root (``models/prm``) to the folder it names, so ``--prm models/prm`` (or ``--prm trained``, the root
+under the model cache wherever ``PRM_MODEL_CACHE`` puts it) means "the newest PRM".
 """
 
 from __future__ import annotations
@@ -10,12 +11,21 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+TRAINED = "trained"  # the name every PRM argument takes for the prm_model asset's newest version
+PRM_ROOT = "prm"  # the prm_model asset's root under the model cache
 POINTER = "LATEST"  # file under the root naming the newest version folder
 VERSIONS = "versions"  # folder under the root holding one folder per trained PRM
 LEGACY_MODEL = "model"  # the single PRM folder of caches written before versioned folders
 _POINTER_BYTES = 256  # a version folder's name is ~20 characters; anything far longer is not a pointer
 # A folder name, never a path: no separator, no "." or "..". Linear: one character class, no nesting.
 FOLDER_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
+
+
+def trained_root() -> Path:
+    """Where the ``prm_model`` asset trains: ``<model cache>/prm`` (``prm.training.PRMArtifacts.default``)."""
+    from prm.models.cache import model_cache_dir
+
+    return model_cache_dir() / PRM_ROOT
 
 
 def is_prm_root(root: Path) -> bool:

@@ -34,7 +34,7 @@ from prm.models.constants import (
     SMOLLM2_NAME,
 )
 from prm.models.judge import merge_judge
-from prm.models.newest import is_prm_root, newest_version
+from prm.models.newest import TRAINED, is_prm_root, newest_version, trained_root
 from prm.models.shipped import check_shipped_prm_files
 from prm.models.smollm2 import convert_gguf_to_hf, smollm2_gguf_path
 
@@ -101,7 +101,8 @@ def _is_model_folder(folder: Path) -> bool:
 
 
 def local_model(name: str | Path) -> Path:
-    """The local folder ``name`` stands for, the one rule every place that takes a model folder follows: a PRM root
+    """The local folder ``name`` stands for, the one rule every place that takes a model folder follows: ``trained``
+    as the ``prm_model`` asset's newest version (under the model cache); a PRM root
     (``models/prm``: a ``LATEST`` pointer, :func:`prm.models.newest_version`) as its newest version; an existing
     path as it is (the caller says what it lacks); a registered name (``arith-prm``) resolved and digest-checked by
     :func:`resolve_model`; a hub id (``org/name``) fetched into the Hugging Face cache (``HF_HUB_OFFLINE=1``: the
@@ -113,6 +114,8 @@ def local_model(name: str | Path) -> Path:
     """
     path = Path(name).expanduser()
     text = str(name)
+    if text == TRAINED and not path.exists():
+        return newest_version(trained_root())
     if path.is_dir() and not (path / "config.json").is_file() and is_prm_root(path):
         return newest_version(path)
     if path.exists() or isinstance(name, Path) or not (text in REGISTERED_MODELS or _HUB_ID.match(text)):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prm.files import atomic_write_text
-from prm.models import FOLDER_NAME, POINTER, VERSIONS, model_cache_dir, newest_version
+from prm.models import FOLDER_NAME, POINTER, VERSIONS, newest_version, trained_root
 from prm.training.versions import new_version
 
 
@@ -32,7 +32,7 @@ class PRMArtifacts:
 
     @classmethod
     def default(cls) -> PRMArtifacts:
-        return cls(model_cache_dir() / "prm")
+        return cls(trained_root())
 
     @property
     def training_set(self) -> Path:

@@ -45,3 +45,16 @@ def test_an_unreachable_hub_id_says_how_to_fetch_it(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     with pytest.raises(FileNotFoundError, match="huggingface-cli download nobody/no-such-prm"):
         local_model("nobody/no-such-prm")
+
+
+def test_trained_is_the_prm_model_assets_newest_version_under_the_model_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from prm.models import trained_root
+    from prm.models.constants import MODEL_CACHE_ENV
+
+    monkeypatch.setenv(MODEL_CACHE_ENV, str(tmp_path / "cache"))
+    with pytest.raises(FileNotFoundError, match="materialize prm_model first"):
+        local_model("trained")
+    newest = _model(trained_root() / VERSIONS / "prm-cccc")
+    (trained_root() / POINTER).write_text("prm-cccc\n")
+    assert trained_root() == tmp_path / "cache" / "prm" and local_model("trained") == newest
