@@ -13,8 +13,9 @@ wrong at and after it), soft labels are the PRM's P(good) up to it and 0 after, 
 (trusted without pseudo labels, or unsure beyond the budget) has no row, so a later run looks at it again.
 
 ``prm`` is ``trained`` (the ``prm_model`` asset's newest version), a PRM folder, a PRM root (``models/prm``: its
-newest version) or a registered name (:func:`prm.models.local_model`); None means no PRM yet (a flywheel's first round), and every solution is unsure. The selection
-is deterministic: by unsureness, ties by a hash of ``(seed, solution_id)``.
+newest version) or a registered name (:func:`prm.models.local_model`); None means no PRM yet (a flywheel's first
+round), and every solution is unsure. The selection is deterministic: by unsureness, ties by a hash of ``(seed,
+solution_id)``.
 
 ``label_partition`` calls :meth:`ActiveLabeler.plan` once with the whole partition (so the budget is the
 partition's, and the PRM is loaded and released before the rollout engine starts), then ``label`` per chunk.
