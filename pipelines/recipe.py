@@ -292,9 +292,9 @@ def _problems(recipe: Recipe) -> list[str]:
         if name not in LABEL_SOURCES:
             out.append(f"{name!r} is not a label source; the PRM trains on one of {LABEL_SOURCES}")
     if recipe.prm.head is not None:
-        from prm.scoring import PRM_KINDS  # the PRM-kind registry (loads torch: only when a head is named)
+        from prm.scoring import trainable_kinds  # the PRM-kind registry (loads torch: only when a head is named)
 
-        trainable = [name for name, kind in PRM_KINDS.items() if kind.trainer is not None]
+        trainable = list(trainable_kinds())
         if recipe.prm.head not in trainable:
             out.append(f"prm.head {recipe.prm.head!r} is unknown; use one of {trainable} ('lm': the policy's LM "
                        "head scores steps; 'classifier': a two-class head, vLLM-servable)")

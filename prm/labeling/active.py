@@ -24,7 +24,6 @@ partition's, and the PRM is loaded and released before the rollout engine starts
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import math
 from collections.abc import Collection, Mapping, Sequence
@@ -208,7 +207,7 @@ class ActiveLabeler:
         chosen = set(plan.selected)
         backing = self.backing
         chosen_todo = [s for s in todo if s.solution_id in chosen]
-        if "start_hints" in inspect.signature(backing.label).parameters:  # OmegaPRM: search from the PRM's first error
+        if isinstance(backing, OmegaPRMLabeler):  # its binary search starts at the PRM's first error
             run = backing.label(chosen_todo, sampler, start_hints=plan.first_error_hints())
         else:
             run = backing.label(chosen_todo, sampler)

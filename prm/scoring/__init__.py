@@ -17,7 +17,7 @@ from prm.scoring.implicit_scorer import (
     token_log_ratios,
 )
 from prm.scoring.incremental import IncrementalScorer
-from prm.scoring.kinds import PRM_KINDS, prm_kind
+from prm.scoring.kinds import PRM_KINDS, prm_kind, trainable_kinds
 from prm.scoring.protocol import Scorer
 from prm.scoring.reading import (
     LOGLIK_AGGREGATIONS,
@@ -58,5 +58,6 @@ __all__ = [
     "step_score_rows",
     "token_log_ratios",
     "token_logprobs",
+    "trainable_kinds",
     "vllm_installed",
 ]

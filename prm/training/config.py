@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from prm.implicit_recipe import check_beta
-from prm.scoring import PRM_KINDS, prm_kind
+from prm.scoring import prm_kind, trainable_kinds
 from prm.settings import (
     check_batch,
     check_count,
@@ -100,9 +100,8 @@ class PRMTrainConfig:
         except ValueError:
             trains = False
         if not trains:
-            trainable = tuple(name for name, kind in PRM_KINDS.items() if kind.trainer is not None)
-            raise ValueError(f"head={self.head!r} must be one of {trainable}, the PRM kinds prm.training trains "
-                             "(prm.scoring.PRM_KINDS; older names such as 'implicit' are read too)")
+            raise ValueError(f"head={self.head!r} must be one of {trainable_kinds()}, the PRM kinds prm.training "
+                             "trains (prm.scoring.PRM_KINDS; older names such as 'implicit' are read too)")
         self._check_numbers()
         lm = self.kind == "lm"
         if lm and (self.lora_r or self.freeze_backbone):

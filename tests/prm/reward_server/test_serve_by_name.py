@@ -3,18 +3,12 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-
 import httpx
 import pytest
 
 from prm.models import ARITH_PRM_NAME, SHIPPED_PRM_DIR
 from prm.reward_server.cli import prm_folder
-from warehouse import PROJECT_ROOT
+from tests.prm.reward_server.cli_process import served_cli
 
 
 def test_the_cli_resolves_a_shipped_prm_by_name_and_refuses_an_unknown_one() -> None:
@@ -25,30 +19,10 @@ def test_the_cli_resolves_a_shipped_prm_by_name_and_refuses_an_unknown_one() -> 
 
 
 def test_serve_prm_arith_prm_answers_over_http() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "prm.reward_server.cli", "serve", "--prm", ARITH_PRM_NAME,
-                             "--shaping", "min", "--outcome-weight", "0", "--host", "127.0.0.1", "--port", str(port),
-                             "--device", "cpu", "--threads", "1", "--log-level", "warning"],
-                            cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 600  # a hang guard, not a speed bound
-        while True:
-            try:
-                if httpx.get(f"{url}/ready").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, proc.stdout.read()
-            assert time.monotonic() < deadline, "the server did not get ready in 600 s"
-            time.sleep(0.2)
+    with served_cli("--prm", ARITH_PRM_NAME, "--shaping", "min", "--outcome-weight", "0", "--device", "cpu",
+                    "--threads", "1", "--log-level", "warning", env={"HF_HUB_DISABLE_PROGRESS_BARS": "1"}) as url:
         r = httpx.post(f"{url}/get_reward", json={"query": ["What is 2 + 3?\n2 + 3 = 5\nThe answer is 5"],
                                                  "prompts": ["What is 2 + 3?"], "labels": [""]})
         assert r.status_code == 200, r.text
         rewards = r.json()["rewards"]
         assert len(rewards) == 1 and 0.0 <= rewards[0] <= 1.0
-    finally:
-        proc.terminate()
-        proc.wait(30)

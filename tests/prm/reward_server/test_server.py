@@ -12,11 +12,9 @@ import json
 import logging
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -30,6 +28,7 @@ from prm.reward_server.http_limits import HttpLimits
 from prm.rewards.config import RewardConfig
 from prm.rewards.shaping import reward_for
 from prm.scoring import ScorerConfig, load_prm
+from tests.prm.reward_server.cli_process import served_cli
 from tests.tiny_models import TinyModels
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
@@ -402,30 +401,10 @@ def test_cli_errors_are_one_line_and_exit_1(tmp_path, args, match):
 
 
 def test_cli_serve_answers_openrlhf_over_http(tiny_prm):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "prm.reward_server.cli", "serve", "--model", str(tiny_prm),
-                             "--shaping", "min", "--outcome-weight", "0", "--host", "127.0.0.1", "--port", str(port),
-                             "--threads", "1", "--log-level", "warning"],
-                            cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 600  # a hang guard, not a speed bound
-        while True:
-            try:
-                if httpx.get(f"{url}/ready").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, proc.stdout.read()
-            assert time.monotonic() < deadline, "the server did not get ready in 600 s"
-            time.sleep(0.2)
+    with served_cli("--model", str(tiny_prm), "--shaping", "min", "--outcome-weight", "0", "--threads", "1",
+                    "--log-level", "warning") as url:
         r = httpx.post(f"{url}/get_reward", json={"query": ["q" + GOOD], "prompts": ["q"], "labels": [""]})
         assert r.status_code == 200, r.text
         body = r.json()
         assert body["rewards"] == body["extra_logs"]["min_step_score"] and body["extra_logs"]["reward_error"] == [0.0]
         assert json.loads(r.text)["scores"] == body["rewards"]  # no gold: the PRM reward is the score
-    finally:
-        proc.terminate()
-        proc.wait(30)
