@@ -150,7 +150,9 @@ _ARM_NAMES = {"outcome": "outcome only", "prm_min": "PRM min-form + outcome", "p
               "process": "process (per-token)", "prm_min_prof": "PRM min-form + outcome, PROF filter",
               "prm_soft_min": "PRM soft min + outcome", "process_pure": "process, PURE credit",
               "process_clip_delta": "process, Clip-Delta credit", "prime": "PRIME from the step PRM",
-              "prime_plain": "PRIME from the policy"}
+              "prime_plain": "PRIME from the policy", "first_error": "first error splits credit (VPPO) + outcome",
+              "progrs": "PRM on wrong answers (PROGRS) + outcome",
+              "flawed_penalty": "flawed right answers penalised (FAPO)"}
 
 
 def _hacked(a: dict[str, Any]) -> str:
@@ -163,13 +165,16 @@ def _hacked(a: dict[str, Any]) -> str:
 
 
 def _arms_table(arms: dict[str, Any], pooled: bool) -> str:
-    """One row per arm. Logs written before the held-out curve and the hack rule lack the last two columns' keys;
-    the columns appear only when some arm has them."""
+    """One row per arm. Logs written before the flawed-positive counts, the held-out curve and the hack rule lack
+    the last columns' keys; each column appears only when some arm has it."""
     header = ["arm", "accuracy before -> after", "gain [95% CI]"]
     header += ["gain per seed", "vs outcome [95% CI]"] if pooled else []
     header += ["per-step error", "steps / completion", "characters"]
     reach = any("steps_to_outcome_final" in a for a in arms.values())
     marked = any("hacked" in a or "hacked_seeds" in a for a in arms.values())
+    flawed = any(a.get("flawed_after") is not None for a in arms.values())
+    header += ["flawed positives before -> after"] if flawed else []
+    header += ["flawed vs outcome [95% CI]"] if flawed and pooled else []
     header += ["steps to outcome's final accuracy"] if reach else []
     header += ["hacked seeds" if pooled else "hacked"] if marked else []
     rows = []
@@ -184,6 +189,10 @@ def _arms_table(arms: dict[str, Any], pooled: bool) -> str:
         row += [f"{num(a.get('step_err_before'))} -> {num(a.get('step_err_after'))}",
                 f"{num(a.get('steps_before'), 2)} -> {num(a.get('steps_after'), 2)}",
                 f"{num(a.get('chars_before'), 0)} -> {num(a.get('chars_after'), 0)}"]
+        if flawed:
+            row.append(f"{num(a.get('flawed_before'))} -> {with_ci(a.get('flawed_after'), a.get('flawed_after_ci'))}")
+        if flawed and pooled:
+            row.append(with_ci(a.get("flawed_vs_outcome"), a.get("flawed_vs_outcome_ci"), signed=True))
         if reach:
             steps, spread = a.get("steps_to_outcome_final"), interval(a.get("steps_to_outcome_final_ci"), 0)
             total = num(a.get("steps_total"), 0)
@@ -194,23 +203,66 @@ def _arms_table(arms: dict[str, Any], pooled: bool) -> str:
     return table(header, rows)
 
 
+@dataclass(frozen=True)
+class Pool:
+    """A pooled RL log (``benchmarks/rl_seeds.py``'s JSON), the commands that wrote it and the picture it drew."""
+
+    log: str
+    command: str
+    image: str
+
+
+# The pooled RL logs, newest first: an arm held by several is shown from the first (the newest code) only.
+RL_POOLS: tuple[Pool, ...] = (
+    Pool("rl_seeds_verified_arms.log",
+         "python benchmarks/rl.py --prm arith-prm --arms outcome prm_min first_error progrs flawed_penalty --seed S "
+         "--eval-every 20 --steps 100 --out benchmarks/results/rl_verified_arms/seedS; python benchmarks/rl_seeds.py "
+         "benchmarks/results/rl_verified_arms/seed0 benchmarks/results/rl_verified_arms/seed1 "
+         "benchmarks/results/rl_verified_arms/seed2 --plot benchmarks/results/rl_seeds_verified_arms.png",
+         "rl_seeds_verified_arms.png"),
+    Pool("rl_seeds.log",
+         "python benchmarks/rl.py --prm prm/shipped/arith-prm --arms A --seed S --out DIR/seedS; "
+         "python benchmarks/rl_seeds.py DIR/seed0 DIR/seed1 DIR/seed2 --plot benchmarks/results/rl_seeds.png",
+         "rl_seeds.png"),
+)
+
+
+def pooled_rl(logs: Logs) -> list[tuple[Pool, dict[str, Any], list[str]]]:
+    """Each pooled RL log in ``logs``, newest first: its pool, its arms and those of them a newer log holds."""
+    out, seen = [], set()
+    for pool in RL_POOLS:
+        if pool.log in logs:
+            arms = last_with(logs[pool.log], "arms")["arms"]
+            out.append((pool, arms, [a for a in arms if a in seen]))
+            seen |= set(arms)
+    return out
+
+
 def _rl(logs: Logs) -> str:
-    summary = last_with(logs["rl_seeds.log"], "arms")
-    arms = summary["arms"]
-    runs = summary.get("runs") or []
-    out = ["Runs pooled (one `benchmarks/rl.py --seed S` folder per seed): "
-           + ", ".join(f"`{Path(r).name}`" for r in runs) + ". Arms run on fewer seeds are pooled over their own "
-           "and compared with outcome-only on the seeds that ran both.", "",
-           table(["arm", "seeds", "compared with outcome on"],
-                 [[_ARM_NAMES.get(a, a), num(r.get("seeds"), 0), num(r.get("vs_outcome_seeds"), 0)
-                   if "vs_outcome_seeds" in r else MISSING] for a, r in arms.items()]), "",
-           _arms_table(arms, pooled=True), ""]
-    online = {a: r["online_step_auc_curve"] for a, r in arms.items() if r.get("online_step_auc_curve")}
-    if online:
-        out += ["The online PRM's step AUC on the held-out samples (exact step truth), mean over seeds, as it is "
-                "updated on every batch from outcomes:", "",
-                table(["arm", *[f"step {num(step, 0)}" for step, _ in next(iter(online.values()))]],
-                      [[_ARM_NAMES.get(a, a), *[num(v) for _, v in curve]] for a, curve in online.items()]), ""]
+    out = []
+    for pool, all_arms, newer in pooled_rl(logs):
+        arms = {a: r for a, r in all_arms.items() if a == "outcome" or a not in newer}
+        runs = last_with(logs[pool.log], "arms").get("runs") or []
+        out += [f"### `{pool.log}`", "", "```bash", pool.command, "```", "",
+                "Runs pooled (one `benchmarks/rl.py --seed S` folder per seed): "
+                + ", ".join(f"`{Path(r).name if Path(r).is_absolute() else r}`" for r in runs)
+                + ". Arms run on fewer seeds are pooled over their own and compared with outcome-only on the seeds "
+                "that ran both.", ""]
+        if newer:
+            out += ["In a newer log above too, and shown from there: " + ", ".join(f"`{a}`" for a in newer)
+                    + (", but `outcome` is repeated here: the arms below are paired with this log's own"
+                       if "outcome" in newer else "") + ".", ""]
+        out += [table(["arm", "seeds", "compared with outcome on"],
+                      [[_ARM_NAMES.get(a, a), num(r.get("seeds"), 0), num(r.get("vs_outcome_seeds"), 0)
+                        if "vs_outcome_seeds" in r else MISSING] for a, r in arms.items()]), "",
+                _arms_table(arms, pooled=True), ""]
+        online = {a: r["online_step_auc_curve"] for a, r in arms.items() if r.get("online_step_auc_curve")}
+        if online:
+            out += ["The online PRM's step AUC on the held-out samples (exact step truth), mean over seeds, as it is "
+                    "updated on every batch from outcomes:", "",
+                    table(["arm", *[f"step {num(step, 0)}" for step, _ in next(iter(online.values()))]],
+                          [[_ARM_NAMES.get(a, a), *[num(v) for _, v in curve]] for a, curve in online.items()]), ""]
+        out += [f"![{pool.image}](img/{pool.image})", ""]
     return "\n".join(out)
 
 
@@ -468,15 +520,19 @@ STUDIES: tuple[Study, ...] = (
           "python benchmarks/prm_offpolicy.py",
           "The off-policy perturbation suite: each wrong kind's detection (the perturbed step scored below the "
           "right one), recipes compared on validation, the chosen recipe on the test sets.", _offpolicy),
-    Study("rl-arms", "RL reward arms (GRPO)", ("rl_seeds.log",),
-          "python benchmarks/rl.py --prm prm/shipped/arith-prm --arms A --seed S --out DIR/seedS; "
-          "python benchmarks/rl_seeds.py DIR/seed0 DIR/seed1 DIR/seed2 --plot benchmarks/results/rl_seeds.png",
+    Study("rl-arms", "RL reward arms (GRPO)", tuple(p.log for p in RL_POOLS),
+          "python benchmarks/rl.py --prm arith-prm --arms A --seed S --out DIR/seedS; "
+          "python benchmarks/rl_seeds.py DIR/seed0 DIR/seed1 DIR/seed2 --plot benchmarks/results/PICTURE.png",
           "GRPO on the shipped policy with the shipped (floored, truth-trained LM-head) PRM, one arm per reward with "
           "the same 100 steps; held-out accuracy before and after with 95% intervals over (seed, problem), the "
-          "paired difference from outcome-only, per-step error, steps and characters per completion, the steps "
-          "each arm took to reach outcome-only's final accuracy (held-out accuracy every 20 steps) and the hack mark "
-          "(steps per completion moved more than 30% while held-out accuracy fell, `prm.rl.curve.hacked_at`).",
-          _rl, ("rl_seeds.png",)),
+          "paired difference from outcome-only, per-step error, steps and characters per completion, flawed "
+          "positives (the share of right answers with a step wrong by exact truth, before and after, and the paired "
+          "difference from outcome-only; logs written before these counts lack the columns), the steps each arm "
+          "took to reach outcome-only's final accuracy (held-out accuracy every 20 steps) and the hack mark (steps "
+          "per completion moved more than 30% while held-out accuracy fell, `prm.rl.curve.hacked_at`). One section "
+          "per pooled log, newest first, each with its own commands; an arm in several logs is shown from the "
+          "newest.",
+          _rl, tuple(p.image for p in RL_POOLS)),
     Study("flywheel", "The data flywheel", ("flywheel_seeds.log", "flywheel_seed0.log", "flywheel_seed1.log"),
           "python benchmarks/flywheel.py --seed S; python benchmarks/flywheel_seeds.py (pooling)",
           "Rounds of sample, label, retrain the PRM (fresh vs stale F1) and resume RL, against one long RL run "
@@ -536,7 +592,8 @@ def render_study(study: Study, results_dir: Path, repo: Path) -> str:
     if missing:
         head += ["", "Not in this checkout: " + ", ".join(f"`{m}`" for m in missing) + "."]
     body = study.render(logs) if logs else "No log of this study is committed yet."
-    images = [f"![{name}](img/{name})" for name in study.images if (results_dir / name).is_file()]
+    images = [f"![{name}](img/{name})" for name in study.images  # those the body placed itself aside
+              if (results_dir / name).is_file() and f"](img/{name})" not in body]
     return "\n".join([*head, "", "## Results", "", body, "", *images]).rstrip() + "\n"
 
 

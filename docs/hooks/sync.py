@@ -18,6 +18,7 @@ from docs.hooks.blocks import Block
 from docs.hooks.layers import layers_text
 from docs.hooks.recipe_runs import costs_table, rates_table
 from docs.hooks.results_io import json_objects, last_with, num, table, with_ci
+from docs.hooks.results_pages import RL_POOLS, pooled_rl
 
 REPO = Path(__file__).resolve().parents[2]
 SVG = Path("docs/assets/asset-graph.svg")
@@ -78,14 +79,7 @@ def headline(results: Path, card: Path | None = None) -> str:
     rows.append(["\"Zoe starts with 7 points...\" after `7-1 = 6`, `6+5 = 11`: the third step's score (floored, "
                  "seed 0)", ", ".join(f"{ZOE_STEPS.get(name, name)} {num(score)}" for name, score in zoe.items()),
                  f"[`prm_offpolicy_truth_seed0.log`]({LOGS}/prm_offpolicy_truth_seed0.log)"])
-    arms = last_with(json_objects(results / "rl_seeds.log"), "arms")["arms"]
-    others = [a for a in ("prime", "prime_plain", "prm_min", "process") if a in arms and "vs_outcome" in arms[a]]
-    rows.append([f"GRPO with the shipped PRM, held-out accuracy after 100 steps, `outcome` only "
-                 f"({arms['outcome']['seeds']} seeds), and each PRM arm minus `outcome` (paired): "
-                 + ", ".join(f"`{a}` ({arms[a]['vs_outcome_seeds']} seeds)" for a in others),
-                 f"{with_ci(arms['outcome']['acc_after'], arms['outcome']['acc_after_ci'])}; "
-                 + ", ".join(with_ci(arms[a]["vs_outcome"], arms[a]["vs_outcome_ci"], signed=True) for a in others),
-                 f"[`rl_seeds.log`]({LOGS}/rl_seeds.log)"])
+    rows += rl_rows(results)
     for summary in json_objects(results / "search_prm.log"):
         if "methods" not in summary or Path(str(summary.get("prm"))).name != "truth":
             continue
@@ -102,6 +96,34 @@ def headline(results: Path, card: Path | None = None) -> str:
                  with_ci(fly["flywheel_minus_single"], fly["flywheel_minus_single_ci"], signed=True),
                  f"[`flywheel_seeds.log`]({LOGS}/flywheel_seeds.log)"])
     return table(["study", "result [95% CI]", "log"], rows)
+
+
+def rl_rows(results: Path) -> list[list[str]]:
+    """One row per pooled RL log, newest first: outcome-only's held-out accuracy (from the newest log holding it),
+    each arm no newer log holds minus `outcome` of the same runs, and where the log counts them the flawed positives
+    (right answers with a step wrong by exact truth): `outcome`'s share and each arm's minus it."""
+    rows = []
+    for pool, arms, newer in pooled_rl({p.log: json_objects(results / p.log) for p in RL_POOLS}):
+        others = [a for a in arms if a not in newer and "vs_outcome" in arms[a]]
+        if not others:
+            continue
+        outcome = arms["outcome"]
+        first = "outcome" not in newer
+        what = (f"GRPO with the shipped PRM, held-out accuracy after 100 steps: `outcome` only ({outcome['seeds']} "
+                "seeds), and each arm minus `outcome` (paired): " if first else
+                "Earlier GRPO runs, the same setup: each arm minus that log's own `outcome` (paired): ")
+        what += ", ".join(f"`{a}` ({arms[a]['vs_outcome_seeds']} seeds)" for a in others)
+        parts = [with_ci(outcome["acc_after"], outcome["acc_after_ci"])] if first else []
+        parts.append(", ".join(with_ci(arms[a]["vs_outcome"], arms[a]["vs_outcome_ci"], signed=True) for a in others))
+        flawed = [a for a in others if arms[a].get("flawed_vs_outcome") is not None]
+        if flawed:
+            what += ("; flawed positives (share of right answers with a step wrong by exact truth): `outcome`'s, then "
+                     "each arm's minus it (paired): " + ", ".join(f"`{a}`" for a in flawed))
+            parts.append(f"flawed {with_ci(outcome['flawed_after'], outcome['flawed_after_ci'])}; "
+                         + ", ".join(with_ci(arms[a]["flawed_vs_outcome"], arms[a]["flawed_vs_outcome_ci"],
+                                             signed=True) for a in flawed))
+        rows.append([what, "; ".join(parts), f"[`{pool.log}`]({LOGS}/{pool.log})"])
+    return rows
 
 
 def processbench_rows(results: Path) -> list[list[str]]:
