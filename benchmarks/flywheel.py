@@ -36,6 +36,7 @@ from prm.flywheel import (
 from prm.generation import GenerationConfig
 from prm.metrics import paired_bootstrap_diff_ci
 from prm.models import model_cache_dir
+from prm.rl import ARMS
 from warehouse import Warehouse, latest_model, new_run_id
 
 
@@ -48,6 +49,7 @@ def _args() -> argparse.Namespace:
     p.add_argument("--per-level", type=int, default=d.per_level, help="problems per difficulty and round")
     p.add_argument("--rl-steps", type=int, default=d.rl_steps, help="GRPO steps per round")
     p.add_argument("--prm-steps", type=int, default=d.prm_steps)
+    p.add_argument("--arm", default=d.arm, choices=tuple(ARMS), help="the RL arm every round runs (prm.rl.ARMS)")
     p.add_argument("--window", type=int, default=None, help="rounds of labels per PRM (default: all)")
     p.add_argument("--eval-problems", type=int, default=d.eval_problems, help="held-out per difficulty")
     p.add_argument("--fresh", action="store_true", help="delete --out first")
@@ -79,7 +81,7 @@ def _row(report: RoundReport) -> dict[str, Any]:
 def main() -> None:
     args = _args()
     started = time.perf_counter()
-    config = FlywheelConfig(seed=args.seed, per_level=args.per_level, rl_steps=args.rl_steps,
+    config = FlywheelConfig(seed=args.seed, per_level=args.per_level, rl_steps=args.rl_steps, arm=args.arm,
                             prm_steps=args.prm_steps, window=args.window, eval_problems=args.eval_problems)
     out = Path(args.out) if args.out else model_cache_dir() / "flywheel" / f"benchmark-seed{args.seed}"
     if args.fresh:

@@ -63,6 +63,9 @@ PROCESSBENCH_FIXTURES = PROJECT_ROOT / "prm" / "evaluation" / "slices"  # gsm8k.
 # Tiny GRPO for --dry-run: the RL tests' two-step run (tests/prm/rl/conftest.py TINY_RUN).
 DRY_GRPO = ("train_ops=[2]", "anchor_ops=[1]", "num_generations=4", "batch_size=8", "max_completion_length=16",
             "eval_ops=[1,2]", "eval_problems=2", "eval_samples=2")
+# Tiny search workload of the scoring stage for --dry-run: 2 problems at the one depth its summary reads (the
+# default is 4 problems at depths 2, 4, 8 and 12).
+DRY_SEARCH = ("--search-problems", "2", "--depths", "8")
 
 
 @dataclass(frozen=True)
@@ -79,12 +82,13 @@ class Sizes:
     clients: int  # concurrent reward-server clients
     grpo_sets: tuple[str, ...]  # python -m prm.rl run --set ...
     timeout_s: int  # per stage
+    search_flags: tuple[str, ...] = ()  # benchmarks/scoring.py's search-workload flags (none: its defaults)
 
 
 # A 135M backbone (head size 64, which every vLLM attention backend takes) at batch 32 for 30 steps: minutes on
 # one GPU. Pass --base for a bigger one (a hub id on a machine with internet).
 GPU = Sizes("smollm2-135m-instruct", 30, 32, 512, 1024, 3, 512, 32, ("eval_problems=8",), 3600)
-DRY = Sizes("arith-policy", 2, 8, 32, 16, 1, 64, 32, DRY_GRPO, 900)
+DRY = Sizes("arith-policy", 2, 8, 32, 16, 1, 64, 32, DRY_GRPO, 900, DRY_SEARCH)
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -259,7 +263,8 @@ def orchestrate(args: argparse.Namespace, sizes: Sizes, work: Path, cuda: bool) 
         later = [s for s in later if s == "processbench" and not args.dry_run]
     commands = {
         "scoring": [py, str(PROJECT_ROOT / "benchmarks" / "scoring.py"), "--model", prm or "", "--device", device,
-                    "--solutions", str(sizes.solutions), "--repeats", str(sizes.repeats), "--seed", str(args.seed)]
+                    "--solutions", str(sizes.solutions), "--repeats", str(sizes.repeats), "--seed", str(args.seed),
+                    *sizes.search_flags]
         + (["--batch-size", "64", "--gpu-memory-utilization", "0.8"] if cuda else []),
         "reward_server": [py, str(PROJECT_ROOT / "benchmarks" / "reward_server.py"), "--model", prm or "",
                           "--device", device, "--requests", str(sizes.requests), "--clients", str(sizes.clients),

@@ -13,6 +13,9 @@ set. ``--arms`` picks others: ``prm_sum`` (the naive summed form), ``prm_min_pro
 (prm.rl.verified_arms): ``first_error`` (VPPO: the PRM's first error splits each completion, the verified prefix
 rewarded, the rest penalised), ``progrs`` (PROGRS: wrong answers' PRM scores centred among themselves and added to
 the outcome advantage) and ``flawed_penalty`` (FAPO: a right answer with a wrong step earns ``1 - --flawed-penalty``).
+``--error-threshold T``: the P(good) below which first_error and flawed_penalty read a step as the PRM's error
+(default RLRunConfig's, the PRM's class boundary 0.5; benchmarks/rl_threshold.py chooses one on validation problems;
+a run at another threshold gets its own key, so it never reuses a result of the default's).
 Training problems have 9-10 operations (the policy was trained on
 1-8) plus an equal share of 6-8; held-out problems are 6-10, measured before, after and every ``--eval-every``
 steps; a run is marked ``hacked`` when its steps per completion move > 30% while held-out accuracy falls, when
@@ -72,6 +75,9 @@ def _args() -> argparse.Namespace:
                    help="optimizer steps of the fallback truth PRM (default: PRMTrainConfig's, the LM head's 400)")
     p.add_argument("--flawed-penalty", type=float, default=RLRunConfig().flawed_penalty,
                    help="flawed_penalty arm: a right answer with a wrong step earns 1 - this (FAPO's 0.5 by default)")
+    p.add_argument("--error-threshold", type=float, default=RLRunConfig().error_threshold,
+                   help="first_error and flawed_penalty arms: a step the PRM scores below this P(good) is an error "
+                   "(default the PRM's class boundary; choose one with benchmarks/rl_threshold.py)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fresh", action="store_true", help="rerun arms already finished in --out under the same "
                    "policy, PRM and config (by default they are read back, so a killed run continues)")
@@ -136,7 +142,8 @@ def main() -> None:
     _emit({"policy": model_version(policy), "prm": model_version(prm)})
     config = RLRunConfig(arms=tuple(args.arms), steps=args.steps, learning_rate=args.learning_rate,
                          eval_problems=args.eval_problems, eval_samples=args.eval_samples, seed=args.seed,
-                         eval_every=args.eval_every, flawed_penalty=args.flawed_penalty)
+                         eval_every=args.eval_every, flawed_penalty=args.flawed_penalty,
+                         error_threshold=args.error_threshold)
     comparison = compare_arms(policy, prm, config, out, resume=not args.fresh,
                               progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(comparison.markdown, flush=True)

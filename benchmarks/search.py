@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from prm.generation import GenerationConfig, make_backend
-from prm.models import model_cache_dir, resolve_model
+from prm.models import local_model, model_cache_dir, resolve_model
 from prm.scoring import load_prm
 from prm.search import MAX_M, check_problem_count, compare_at_budgets, heldout_problems, plot_accuracy_vs_budget
 from prm.settings import check_count, check_seed
@@ -46,7 +46,8 @@ from prm.training import PRMArtifacts
 def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--policy", default="arith-policy", help="policy name or folder")
-    p.add_argument("--prm", default=None, help="PRM folder (default: the newest prm_model PRM, else a quick one)")
+    p.add_argument("--prm", default=None, help="PRM folder or name, e.g. arith-prm (default: the newest prm_model "
+                   "PRM, else a quick one)")
     p.add_argument("--problems", type=_checked(_problem_count), default=24, help="held-out problems")
     p.add_argument("--budgets", type=int, nargs="+", default=[320, 640, 1280], help="generated tokens per problem")
     p.add_argument("--m", type=_checked(lambda v: check_count("--m", v, high=MAX_M, why="expansions per beam")),
@@ -98,7 +99,7 @@ def _problem_set(text: str) -> tuple[str, tuple[int, ...]]:
 
 def _prm(arg: str | None) -> Path:
     if arg:
-        return Path(arg)
+        return local_model(arg)  # a folder, or a name such as arith-prm
     try:
         return PRMArtifacts.default().trained_model()  # the newest PRM prm_model trained
     except (FileNotFoundError, ValueError):

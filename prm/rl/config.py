@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from types import MappingProxyType
 
 from prm.policy import MAX_OPERAND
@@ -28,7 +28,7 @@ from prm.rl.constants import (
 )
 from prm.rl.prime import PrimeConfig
 from prm.rl.process_grpo import ProcessConfig
-from prm.rl.verified_arms import DEFAULT_FLAWED_PENALTY, flawed_reward_config
+from prm.rl.verified_arms import DEFAULT_FLAWED_PENALTY, FIRST_ERROR_THRESHOLD, flawed_reward_config
 from prm.settings import (
     check_batch,
     check_count,
@@ -138,6 +138,11 @@ class RLRunConfig:
     # FAPO's parameter-free choice is 0.5 on this {0, 1} outcome scale (prm.rl.verified_arms); choose another on
     # validation. 0: the outcome arm; 1: a flawed positive earns what a wrong answer does.
     flawed_penalty: float = DEFAULT_FLAWED_PENALTY
+    # The first_error (VPPO) and flawed_penalty (FAPO) arms: a step the PRM scores below this P(good) is an error.
+    # The default is the PRM's own class boundary (0.5); the shipped arith-prm scores held-out 6-10-operation samples
+    # at a mean lowest step of 0.13, so there nearly every right answer reads flawed. Choose it on validation problems
+    # (benchmarks/rl_threshold.py); run_key holds it only where it differs from this default.
+    error_threshold: float = FIRST_ERROR_THRESHOLD
 
     def __post_init__(self) -> None:
         for f in fields(self):  # 1 and 1.0 are one config; a NaN or an infinity is refused here
@@ -195,6 +200,8 @@ class RLRunConfig:
         check_steps("logging_steps", self.logging_steps)
         check_range("flawed_penalty", self.flawed_penalty, low=0.0, high=1.0,
                     why="a right answer with a flawed step earns 1 - penalty: between a right and a wrong answer")
+        check_range("error_threshold", self.error_threshold, low=0.0, high=1.0,
+                    why="a P(good) below which the PRM's step is an error (first_error, flawed_penalty)")
 
     @property
     def prompts_per_step(self) -> int:
@@ -206,15 +213,30 @@ class RLRunConfig:
         return self.batch_size // self.num_generations
 
     def reward_config(self, arm: str) -> RewardConfig:
-        """The reward of ``arm`` under this config: :data:`ARMS` ``[arm]``, with :attr:`flawed_penalty` for the
-        flawed_penalty arm.
+        """The reward of ``arm`` under this config: :data:`ARMS` ``[arm]``, with :attr:`flawed_penalty` and
+        :attr:`error_threshold` for the flawed_penalty arm.
 
         >>> RLRunConfig(flawed_penalty=0.25).reward_config("flawed_penalty").prof_weight
         0.75
+        >>> RLRunConfig(error_threshold=0.1).reward_config("flawed_penalty").prof_low
+        0.1
         """
         if arm == FLAWED_PENALTY:
-            return flawed_reward_config(self.flawed_penalty)
+            return flawed_reward_config(self.flawed_penalty, self.error_threshold)
         return ARMS[arm]
+
+    def process_config(self, arm: str) -> ProcessConfig:
+        """How process arm ``arm`` (:data:`PROCESS_ARMS`) mixes its advantages under this config: the first_error
+        arm's threshold is :attr:`error_threshold`; the other process arms' configs are unchanged.
+
+        >>> RLRunConfig(error_threshold=0.1).process_config("first_error").threshold
+        0.1
+        >>> RLRunConfig(error_threshold=0.1).process_config("process") is PROCESS_ARMS["process"]
+        True
+        """
+        if arm == FIRST_ERROR:
+            return replace(PROCESS_ARMS[arm], threshold=self.error_threshold)
+        return PROCESS_ARMS[arm]
 
     def to_dict(self) -> dict:
         """JSON-ready fields (tuples become lists)."""

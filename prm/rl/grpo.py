@@ -48,6 +48,8 @@ from prm.rl.curve import HeldOutPoint, curve_callback, hacked_at
 from prm.rl.data import dataset_rows, eval_problems, split_pool, train_problems, training_prompts
 from prm.rl.flawed import flawed_ci, flawed_counts, flawed_share
 from prm.rl.gold import score_heldout
+from prm.rl.process_grpo import ProcessConfig
+from prm.rl.verified_arms import FIRST_ERROR_THRESHOLD
 from prm.scoring import cuda_bf16
 from prm.tasks import ArithmeticProblem, stable_id
 
@@ -251,17 +253,21 @@ class ArmResult:
 def run_key(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig, arm: str | None = None,
             problems: Sequence[ArithmeticProblem] | None = None) -> dict[str, Any]:
     """What an arm's result depends on besides the arm: the policy's and the PRM's versions and the config
-    (not which other arms run beside it), plus a process arm's :class:`~prm.rl.process_grpo.ProcessConfig`.
-    Stored in ``result.json``; :func:`prm.rl.compare_arms` reuses a result only when its key is equal."""
+    (not which other arms run beside it), plus a process arm's :class:`~prm.rl.process_grpo.ProcessConfig`
+    (:meth:`RLRunConfig.process_config`) and the flawed_penalty arm's penalty, and its ``error_threshold`` only where
+    it differs from the default (so results run at the default keep their key). Stored in ``result.json``;
+    :func:`prm.rl.compare_arms` reuses a result only when its key is equal."""
     from prm.models import model_version
 
     key = {"policy": model_version(policy_dir), "prm": model_version(prm_dir), "config": _shared(config.to_dict())}
     if arm in PROCESS_ARMS:
-        key["process"] = PROCESS_ARMS[arm].key()
+        key["process"] = config.process_config(arm).key()  # holds the threshold only where it is not the default
     if arm in PRIME_ARMS:
         key["prime"] = asdict(PRIME_ARMS[arm])
     if arm == FLAWED_PENALTY:
         key["flawed_penalty"] = config.flawed_penalty
+        if config.error_threshold != FIRST_ERROR_THRESHOLD:
+            key["error_threshold"] = config.error_threshold
     if problems is not None:  # a pool (the warehouse's problems): the result holds for these problems only
         key["problems"] = stable_id("pool", *sorted(p.problem_id for p in problems))
     return key
@@ -270,9 +276,10 @@ def run_key(policy_dir: str | Path, prm_dir: str | Path, config: RLRunConfig, ar
 def _shared(config: Mapping[str, Any]) -> dict[str, Any]:
     """An arm's config without the list of arms compared (adding an arm must not rerun the finished ones), without
     ``eval_every`` at its 0 (results written before the held-out curve existed keep their key), and without
-    ``flawed_penalty`` (only the flawed_penalty arm reads it: :func:`run_key` adds it there)."""
+    ``flawed_penalty`` and ``error_threshold`` (only the arms that read them hold them: :func:`run_key` adds them
+    there)."""
     return {k: v for k, v in config.items()
-            if k not in ("arms", "flawed_penalty") and not (k == "eval_every" and not v)}
+            if k not in ("arms", "flawed_penalty", "error_threshold") and not (k == "eval_every" and not v)}
 
 
 def load_result(out_dir: str | Path, key: Mapping[str, Any]) -> ArmResult | None:
@@ -395,12 +402,14 @@ def arm_reward(arm: str, prm_dir: str | Path, tokenizer: Any, reward: RewardConf
 
 
 def arm_trainer(arm: str, prm_dir: str | Path, tokenizer: Any, policy_dir: str | Path | None = None,
-                reward: RewardConfig | None = None) -> tuple[Callable[..., list[float]], type, dict[str, Any]]:
+                reward: RewardConfig | None = None, process: ProcessConfig | None = None
+                ) -> tuple[Callable[..., list[float]], type, dict[str, Any]]:
     """The reward function, trainer class and extra trainer kwargs of ``arm``: TRL's ``GRPOTrainer`` over
     :func:`arm_reward`, or for a process arm (:data:`prm.rl.config.PROCESS_ARMS`) the per-token trainer of
     :mod:`prm.rl.process_grpo` over the same TRL adapter, whose rewarder records the step scores, or for a prime
     arm (:data:`prm.rl.config.PRIME_ARMS`, needs ``policy_dir``) :mod:`prm.rl.prime`'s trainer and its online
-    implicit PRM (kwarg ``online``)."""
+    implicit PRM (kwarg ``online``). ``process``: a process arm's mix (default :data:`PROCESS_ARMS` ``[arm]``;
+    :meth:`RLRunConfig.process_config` for a run's)."""
     if arm not in PROCESS_ARMS and arm not in PRIME_ARMS:
         from trl import GRPOTrainer
 
@@ -411,7 +420,7 @@ def arm_trainer(arm: str, prm_dir: str | Path, tokenizer: Any, policy_dir: str |
     recorder = RecordingRewarder(load_rewarder(prm_dir, ARMS[arm]))
     reward = reward_function(recorder, eos_token_ids=[tokenizer.eos_token_id, tokenizer.pad_token_id], name=arm)
     if arm in PROCESS_ARMS:
-        return reward, process_trainer_class(), {"recorder": recorder, "process": PROCESS_ARMS[arm]}
+        return reward, process_trainer_class(), {"recorder": recorder, "process": process or PROCESS_ARMS[arm]}
     from prm.rl.prime import load_online_prm, prime_trainer_class
 
     if policy_dir is None:
@@ -538,8 +547,9 @@ def run_grpo(policy_dir: str | Path, prm_dir: str | Path, arm: str, config: RLRu
         if before is None:
             before = evaluate_heldout(model, tokenizer, held, rewarder, config)
         train = pooled if pooled is not None else train_problems(config, exclude={p.problem_id for p in held})
-        arm_fn, trainer_cls, trainer_kwargs = arm_trainer(arm, prm_dir, tokenizer, policy_dir,
-                                                          config.reward_config(arm))
+        arm_fn, trainer_cls, trainer_kwargs = arm_trainer(
+            arm, prm_dir, tokenizer, policy_dir, config.reward_config(arm),
+            config.process_config(arm) if arm in PROCESS_ARMS else None)
         online = trainer_kwargs.get("online")
         reward, batches = _recording(arm_fn)
         points: list[HeldOutPoint] = []

@@ -46,6 +46,9 @@ def test_dry_run_runs_every_stage_and_reports_what_it_skipped(tmp_path: Path) ->
         assert scoring["vllm_steps_per_s_batched"] is None
     else:
         assert scoring["vllm_steps_per_s_batched"] > 0 and scoring["parity_max_abs_diff"] < PARITY
+    # The search workload at its dry-run size: the depth its summary reads, where the prefix cache saves PRM tokens.
+    assert [row["depth"] for row in scoring["search_by_depth"]] == [8] and scoring["search_problems"] == 2
+    assert scoring["incremental_prm_tokens_ratio"] > 1
     server = result["reward_server"]
     assert server["errors"] == 0 and server["clients"] == 32 and server["throughput_rps"] > 0
     assert result["grpo"]["arm"] == "prm_min" and result["grpo"]["steps"] == 2

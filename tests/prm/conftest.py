@@ -19,3 +19,14 @@ def vllm_backend(tiny_policy_dir: Path, tiny_context: int) -> Iterator[object]:
     yield backend
     backend.close()
 
+
+@pytest.fixture(scope="session")
+def tiny_openai_server(tiny_policy_dir: Path, tiny_context: int) -> Iterator[object]:
+    """One real vLLM OpenAI-compatible server (``prm.generation.start_openai_server``) on the tiny policy, with
+    ``vllm_backend``'s engine settings, for the whole session: the HTTP-backend tests and the fleet's surviving
+    server share it (a test that kills a server starts its own)."""
+    from prm.generation import GenerationConfig, start_openai_server
+
+    config = GenerationConfig(model=str(tiny_policy_dir), max_model_len=tiny_context, kv_cache_gib=0.5, seed=7)
+    with start_openai_server(config, timeout_s=300) as server:
+        yield server

@@ -3,7 +3,6 @@ config that names the servers, and two real vLLM servers of which one is killed 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import signal
@@ -182,21 +181,13 @@ def test_a_fleet_of_closed_ports_fails_every_row_naming_all_servers() -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_a_server_killed_mid_batch_loses_no_request(tiny_policy_dir: Path, tiny_context: int) -> None:
+def test_a_server_killed_mid_batch_loses_no_request(tiny_openai_server, tiny_policy_dir: Path,
+                                                   tiny_context: int) -> None:
+    # The survivor is the session's server (tests/prm/conftest.py); the doomed one, started here with the same
+    # engine settings, is the one killed.
     engine = GenerationConfig(model=str(tiny_policy_dir), max_model_len=tiny_context, kv_cache_gib=0.5, seed=7)
-    ports = [free_port()]
-    while len(ports) < 2:
-        ports += [p for p in [free_port()] if p != ports[0]]
-    with contextlib.ExitStack() as stack, ThreadPoolExecutor(max_workers=2) as starting:
-        futures = [starting.submit(start_openai_server, engine, port, 300) for port in ports]
-        started, errors = [], []
-        for future in futures:  # stop whichever started even when the other failed
-            try:
-                started.append(stack.enter_context(future.result()))
-            except RuntimeError as exc:
-                errors.append(str(exc))
-        assert not errors, errors
-        doomed, survivor = started
+    survivor = tiny_openai_server
+    with start_openai_server(engine, free_port(), 300) as doomed:
         # No retries: whatever survives the kill does so by moving to the other server, not by retrying.
         config = GenerationConfig(backend="openai", base_urls=(doomed.base_url, survivor.base_url),
                                   max_concurrency=2, max_retries=0)

@@ -10,12 +10,11 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
-from prm.generation import GenerationConfig, GenerationRequest, make_backend, sample_solutions, start_openai_server
+from prm.generation import GenerationConfig, GenerationRequest, make_backend, sample_solutions
 from prm.generation.server import free_port
 
 
@@ -144,10 +143,9 @@ def test_an_unusable_model_list_fails_every_row_instead_of_raising(misbehaving: 
 
 
 @pytest.fixture(scope="module")
-def served(tiny_policy_dir: Path, tiny_context: int) -> Iterator[GenerationConfig]:
-    config = GenerationConfig(model=str(tiny_policy_dir), max_model_len=tiny_context, kv_cache_gib=0.5, seed=7)
-    with start_openai_server(config, timeout_s=180) as server:
-        yield GenerationConfig(backend="openai", base_url=server.base_url, max_concurrency=4)
+def served(tiny_openai_server) -> GenerationConfig:
+    """A client of the session's server on the tiny policy (tests/prm/conftest.py)."""
+    return GenerationConfig(backend="openai", base_url=tiny_openai_server.base_url, max_concurrency=4)
 
 
 @pytest.mark.slow

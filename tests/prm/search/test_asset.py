@@ -1,5 +1,9 @@
 """The search_comparison asset materialized in-process: the shipped policy on a real vLLM engine, a real tiny PRM,
-every method at one budget, the table (with intervals) and the plot in metadata."""
+every method at one budget, the table (with intervals) and the plot in metadata.
+
+The policy is the session's vLLM server (``tiny_openai_server``, tests/prm/conftest.py) behind the generation
+resource's OpenAI-compatible backend: one engine for both runs instead of one started per run. Search through the
+offline engine is tests/prm/search/test_backend.py's."""
 
 from __future__ import annotations
 
@@ -27,9 +31,14 @@ def prm_cache(tmp_path: Path, tiny_prm: Path, monkeypatch: pytest.MonkeyPatch) -
     return tmp_path / "prm"
 
 
-def test_search_comparison_reports_every_method_with_an_interval(prm_cache: Path, tiny_policy_dir: Path,
-                                                                 tiny_context: int) -> None:
-    generation = GenerationResource(model=str(tiny_policy_dir), max_model_len=tiny_context, kv_cache_gib=0.5)
+@pytest.fixture
+def generation(tiny_openai_server) -> GenerationResource:
+    """The generation resource on the session's server of the shipped policy."""
+    return GenerationResource(backend="openai", base_url=tiny_openai_server.base_url, max_concurrency=4)
+
+
+def test_search_comparison_reports_every_method_with_an_interval(prm_cache: Path,
+                                                                 generation: GenerationResource) -> None:
     warehouse = WarehouseResource(data_root=str(prm_cache / "warehouse"))  # unread: generated problems
     result = dg.materialize([search_asset.search_comparison, search_asset.search_comparison_complete],
                             resources={"generation": generation, "warehouse": warehouse},
@@ -54,8 +63,8 @@ def test_search_comparison_without_a_prm_says_what_to_materialize(tmp_path: Path
     assert "materialize prm_model first" in result.get_step_failure_events()[0].step_failure_data.error.message
 
 
-def test_search_comparison_on_a_sources_held_out_gold_answer_problems(prm_cache: Path, tiny_policy_dir: Path,
-                                                                      tiny_context: int, tmp_path: Path) -> None:
+def test_search_comparison_on_a_sources_held_out_gold_answer_problems(prm_cache: Path, generation: GenerationResource,
+                                                                      tmp_path: Path) -> None:
     from prm.training import TrainingSetConfig, build_training_set
     from prm.training.artifacts import PRMArtifacts
     from tests.prm.evaluation.gsm8k_like import fill_gsm8k_like
@@ -65,7 +74,6 @@ def test_search_comparison_on_a_sources_held_out_gold_answer_problems(prm_cache:
     fill_gsm8k_like(Warehouse(root))  # GSM8K-shaped: gold answers, no arithmetic truth
     data = TrainingSetConfig(method="mc", val_share=0.25, test_share=0.35)
     build_training_set(str(root), data).save(PRMArtifacts.default().training_set)  # the PRM's split
-    generation = GenerationResource(model=str(tiny_policy_dir), max_model_len=tiny_context, kv_cache_gib=0.5)
     result = dg.materialize([search_asset.search_comparison], raise_on_error=False,
                             resources={"generation": generation, "warehouse": WarehouseResource(data_root=str(root))},
                             run_config={"ops": {"search_comparison": {"config": {**TINY, "source": "gsm8k"}}}})
