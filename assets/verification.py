@@ -99,6 +99,7 @@ def judgments(context: dg.AssetExecutionContext, config: JudgeAssetConfig, wareh
         "abstentions": run.n_abstain,
         "abstention_rate": round(run.n_abstain / votes, 3) if votes else 0.0,
         "cost_tokens": run.cost_tokens,
+        "reused_judgments": run.reused,  # judged by an earlier run with these settings: not judged (nor paid) again
         "errors": len(run.errors),
         "preview": md_table([{"solution_id": j.solution_id, "votes": j.votes_json, "first_error": j.first_error,
                               "agreement": j.agreement} for j in run.judgments[:10]]),

@@ -19,7 +19,8 @@ import json
 import re
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
 from typing import Any
 
 from prm.datagen import SolutionToLabel
@@ -132,6 +133,7 @@ class JudgeRun:
     cost_tokens: int
     n_abstain: int  # abstentions over all solutions
     errors: tuple[str, ...] = ()  # engine errors per failed request (their solutions get no row)
+    reused: int = 0  # judgments (and their labels) kept from an earlier run with the same settings, not judged again
 
     def judgment_rows(self) -> list[dict[str, Any]]:
         return [j.to_row() for j in self.judgments]
@@ -241,6 +243,47 @@ def step_labels_of(solution: SolutionToLabel, votes: Sequence[int | None], resul
                                 n_rollouts=len(counted), n_correct=ok_votes, first_error=fe, params_json=params,
                                 cost_rollouts=0, cost_tokens=cost_tokens if k == 0 else 0))
     return labels
+
+
+def reusable_judgments(judgments: Sequence[Mapping[str, Any]], step_labels: Sequence[Mapping[str, Any]],
+                       written: Mapping[str, Any], config: JudgeConfig) -> dict[str, Mapping[str, Any]]:
+    """Stored ``judgments`` rows a resumed run keeps, by solution id: made with ``config`` (same
+    :func:`judgment_id`), with ``judge`` step labels of the same params, both no older than their solution's text.
+
+    ``written`` maps each solution id to be judged to its ``created_at``; a solution missing from it (gone, or past
+    the run's cap) or re-written after its judgment (same sample id, maybe a new text) is judged again.
+    """
+    params = params_json(JUDGE, config)
+    fresh: dict[str, bool] = {}  # solution id -> every judge label of it has these params and is fresh
+    for r in step_labels:
+        sid = r["solution_id"]
+        if r["method"] == JUDGE and sid in written:
+            fresh[sid] = fresh.get(sid, True) and r["params_json"] == params and r["created_at"] >= written[sid]
+    return {sid: r for r in judgments if fresh.get(sid := r["solution_id"])
+            and r["judgment_id"] == judgment_id(sid, config) and r["created_at"] >= written[sid]}
+
+
+def with_reused(run: JudgeRun, kept: Mapping[str, Mapping[str, Any]], kept_labels: Sequence[Mapping[str, Any]],
+                order: Sequence[str]) -> JudgeRun:
+    """``run`` plus the stored judgments ``kept`` (:func:`reusable_judgments`) and their step-label rows, judgments
+    in ``order`` of solution ids: what a fresh run over the same solutions would hold, ``reused`` counting the kept."""
+    names = [f.name for f in fields(Judgment)]
+    by_id = {sid: Judgment(**{n: row[n] for n in names}) for sid, row in kept.items()}
+    by_id |= {j.solution_id: j for j in run.judgments}
+    judgments = tuple(by_id[sid] for sid in order if sid in by_id)
+    label_names = [f.name for f in fields(StepLabel)]
+    labels = tuple(StepLabel(**{n: row[n] for n in label_names}) for row in kept_labels) + run.labels
+    return JudgeRun(judgments=judgments, labels=labels, cost_tokens=sum(j.cost_tokens for j in judgments),
+                    n_abstain=sum(j.n_abstain for j in judgments), errors=run.errors, reused=len(kept))
+
+
+def resumed_rows(run: JudgeRun, kept: Mapping[str, Mapping[str, Any]], kept_labels: Sequence[Mapping[str, Any]],
+                 run_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``judgments`` and ``step_labels`` rows of a resumed partition: the kept rows with their own provenance, the
+    run's new rows stamped ``run_id`` and now (one write takes provenance from every row or from none)."""
+    stamp = {"run_id": run_id, "created_at": datetime.now(UTC)}
+    return ([*map(dict, kept.values()), *({**r, **stamp} for r in run.judgment_rows())],
+            [*map(dict, kept_labels), *({**r, **stamp} for r in run.rows())])
 
 
 def judge_solutions(solutions: Sequence[SolutionToLabel], backend: GenerationBackend,

@@ -30,7 +30,7 @@ from prm.labeling.consensus import (
 )
 from prm.labeling.constants import FORMAL_TIMEOUT_S
 from prm.labeling.formal import FormalRun, verify_steps
-from prm.labeling.judge import JudgeConfig, JudgeRun
+from prm.labeling.judge import JudgeConfig, JudgeRun, resumed_rows, reusable_judgments, with_reused
 from prm.labeling.progress import PROGRESS_METHOD, ProgressConfig
 from prm.labeling.registry import LABELERS, get_labeler, labelers_needing
 from prm.labeling.resume import label_in_chunks
@@ -267,17 +267,28 @@ def judge_partition(wh: Warehouse, backend: Callable[[], GenerationBackend], con
                     day: str, run_id: str, policy_prompt: Callable[[str], str],
                     max_solutions: int | None = None) -> JudgeRun:
     """LLM-judge votes for the partition's solutions (the first ``max_solutions`` by id, a hash-random
-    sample): ``judgments`` rows and ``judge`` step labels."""
+    sample): ``judgments`` rows and ``judge`` step labels. It resumes: a solution already judged with ``config``
+    since its text was written keeps its rows (:func:`prm.labeling.judge.reusable_judgments`), and ``backend`` is
+    called (the engine started) only when a solution is left to judge."""
     questions = {p["problem_id"]: p["question"] for p in wh.read_partition("problems", source, day).to_pylist()}
     solutions = sorted(solutions_to_label(wh, source, day, policy_prompt), key=lambda s: s.solution_id)
     if not solutions:
         return JudgeRun(judgments=(), labels=(), cost_tokens=0, n_abstain=0, errors=())
-    labeler = get_labeler(JUDGE, config)
-    run = labeler.label(solutions[:max_solutions], backend(), questions=questions).result_as(JudgeRun)
-    kw = {"source": source, "day": day, "run_id": run_id, "replace": True}
-    wh.write("judgments", run.judgment_rows(), writer=JUDGE, **kw)
-    wh.write("step_labels", run.rows(), writer=JUDGE, **kw)
-    return run
+    chosen = solutions[:max_solutions]
+    written = {s["solution_id"]: s["created_at"] for s in wh.read_partition("solutions", source, day).to_pylist()}
+    stored = wh.read_partition("judgments", source, day).to_pylist()  # the judge is its one writer
+    labels = [r for r in wh.read_partition("step_labels", source, day).to_pylist() if r["method"] == JUDGE]
+    kept = reusable_judgments(stored, labels, {s.solution_id: written[s.solution_id] for s in chosen}, config)
+    kept_labels = [r for r in labels if r["solution_id"] in kept]
+    todo = [s for s in chosen if s.solution_id not in kept and s.steps]  # judge_solutions skips step-less ones
+    new = (get_labeler(JUDGE, config).label(todo, backend(), questions=questions).result_as(JudgeRun) if todo
+           else JudgeRun(judgments=(), labels=(), cost_tokens=0, n_abstain=0))
+    if new.judgments or len(kept) < len(stored) or len(kept_labels) < len(labels):  # else the stored rows stand
+        judgments, step_labels = resumed_rows(new, kept, kept_labels, run_id)
+        kw = {"source": source, "day": day, "run_id": run_id, "replace": True}
+        wh.write("judgments", judgments, writer=JUDGE, **kw)
+        wh.write("step_labels", step_labels, writer=JUDGE, **kw)
+    return with_reused(new, kept, kept_labels, [s.solution_id for s in chosen])
 
 
 def consensus_partition(wh: Warehouse, config: ConsensusConfig, *, source: str, day: str,

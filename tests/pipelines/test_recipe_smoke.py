@@ -86,9 +86,12 @@ def test_the_recipe_runs_every_stage_through_a_scored_prm(project_home: Path, tm
     data = tmp_path / "easy.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in easy_problems()))
     # One-operation answers take ~46 tokens on average: 128 cuts only the rambling tail (solutions and rollouts);
-    # the PRM's 2 steps of 2 solutions are enough to show it trains and scores, which is what this asserts.
+    # the PRM's 2 steps of 2 solutions are enough to show it trains and scores, which is what this asserts. One
+    # rollout per step prefix (the recipe's 2 halve the rollouts stage) is enough for MC and OmegaPRM to label from
+    # the rollouts asset's cache.
     run = _run(tmp_path / "models", f"dataset.path={data}", "dataset.source=gsm8k_easy", "dataset.limit=16",
-               "sampling.n=4", "sampling.max_tokens=128", "prm.max_steps=2", "prm.batch_size=2")
+               "sampling.n=4", "sampling.max_tokens=128", "labels.rollouts=1", "labels.omegaprm_k=1",
+               "prm.max_steps=2", "prm.batch_size=2")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     stages = _stages(run.stdout)
     for stage in ("problems", "solutions", "rollouts", "mc_labels", "omegaprm_labels", "prm_training_set"):
