@@ -357,18 +357,24 @@ def _search_validation(objects: list[dict[str, Any]]) -> list[str]:
             "Chosen: " + ("; ".join(chosen) if chosen else MISSING) + "."]
 
 
+# The test runs, newest first: 200 problems per set with the shipped PRM; the earlier 24-problem runs with the
+# truth- and OmegaPRM-trained PRMs of benchmarks/prm_quality.py.
+SEARCH_LOGS = ("search_prm.log", "search_prm_24.log")
+
+
 def _search(logs: Logs) -> str:
     out = []
     if "search_validation.log" in logs:
         out += ["### Aggregation and beam width, chosen on validation", "",
                 *_search_validation(logs["search_validation.log"]), ""]
-    for summary in (o for o in logs.get("search_prm.log", []) if "methods" in o):
+    runs = [(log, o) for log in SEARCH_LOGS for o in logs.get(log, []) if "methods" in o]
+    for log, summary in runs:
         prm = Path(str(summary.get("prm"))).name
         tokens = summary.get("solution_tokens")
         for name in dict.fromkeys(m.get("set") for m in summary["methods"]):
             rows_of_set = [m for m in summary["methods"] if m.get("set") == name]
             ops = (summary.get("sets") or {}).get(name)
-            out += [f"### PRM `{prm}`, set `{name}`" + (f" (operations {ops})" if ops else ""), "",
+            out += [f"### PRM `{prm}`, set `{name}`" + (f" (operations {ops})" if ops else "") + f", `{log}`", "",
                     f"{num(summary.get('problems'), 0)} test problems, seeds {summary.get('seeds')}, aggregation "
                     f"`{summary.get('aggregation')}`, prefix cache {_on_off(summary.get('prefix_cache'))}, "
                     f"{num(summary.get('wall_s'), 0)} s.", "",
@@ -537,17 +543,19 @@ STUDIES: tuple[Study, ...] = (
           "python benchmarks/flywheel.py --seed S; python benchmarks/flywheel_seeds.py (pooling)",
           "Rounds of sample, label, retrain the PRM (fresh vs stale F1) and resume RL, against one long RL run "
           "with the same steps.", _flywheel, ("flywheel.png",)),
-    Study("search", "Test-time search", ("search_validation.log", "search_prm.log"),
+    Study("search", "Test-time search", ("search_validation.log", *SEARCH_LOGS),
           "python benchmarks/search.py --prm DIR --problem-seed 1 --seeds 0 --budgets 240 960 --aggregation A --m M "
           "(validation); python benchmarks/search.py --prm DIR --seeds 0 1 2 --aggregation A --m M --sets S "
           "--budgets B1 ... B5 (test)",
           "Best-of-N, the PRM-weighted vote, majority vote, beam search and DVTS at equal generated-token budgets "
-          "(about 2 to 32 samples' worth), with LM-head PRMs that read the steps (trained on exact step truth and on "
-          "OmegaPRM labels by benchmarks/prm_quality.py, 300 problems per length, the floored default recipe, seed 0). "
+          "(about 2 to 32 samples' worth): in `search_prm.log` with the shipped PRM (`arith-prm`) on 200 test problems "
+          "per set; in `search_prm_24.log` on 24 with LM-head PRMs trained on exact step truth and on OmegaPRM labels "
+          "by benchmarks/prm_quality.py (300 problems per length, the floored default recipe, seed 0). "
           "Aggregation and beam width are chosen on validation problems; the test tables pool 3 seeds per problem: "
           "accuracy with a 95% bootstrap interval over problems, the tokens each method generated and ran through "
           "its PRM, and each method's paired difference from majority vote and from best-of-N.", _search,
-          ("search_truth_in_distribution.png", "search_truth_harder.png")),
+          ("search_in_distribution.png", "search_harder.png", "search_truth_in_distribution.png",
+           "search_truth_harder.png")),
     Study("processbench", "Every labeler and PRM against people (ProcessBench)", ("processbench.log",),
           "python benchmarks/processbench.py labelers; python benchmarks/processbench.py report --prm NAME=FOLDER ...",
           "ProcessBench's human first-error labels (GSM8K split: 400 rows; MATH split: 300 rows spread over the "

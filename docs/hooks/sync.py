@@ -80,22 +80,33 @@ def headline(results: Path, card: Path | None = None) -> str:
                  "seed 0)", ", ".join(f"{ZOE_STEPS.get(name, name)} {num(score)}" for name, score in zoe.items()),
                  f"[`prm_offpolicy_truth_seed0.log`]({LOGS}/prm_offpolicy_truth_seed0.log)"])
     rows += rl_rows(results)
-    for summary in json_objects(results / "search_prm.log"):
-        if "methods" not in summary or Path(str(summary.get("prm"))).name != "truth":
-            continue
-        name = summary["methods"][0].get("set")
-        top = max(summary["budgets"])
-        diffs = {d["method"]: d for d in summary["vs_majority"] if d["budget"] == top and d.get("set") == name}
-        rows.append([f"Test-time search with the truth-trained PRM, set `{name}`, {len(summary['seeds'])} seeds: "
-                     f"minus majority vote at {num(top, 0)} tokens per problem, beam search / DVTS",
-                     " / ".join(with_ci(diffs[m]["diff"], diffs[m]["diff_ci"], 2, signed=True)
-                                for m in ("beam_search", "dvts")),
-                     f"[`search_prm.log`]({LOGS}/search_prm.log)"])
+    rows += search_rows(results)
     fly = last_with(json_objects(results / "flywheel_seeds.log"), "rounds")
     rows.append(["Flywheel's final policy minus one long RL run (paired)",
                  with_ci(fly["flywheel_minus_single"], fly["flywheel_minus_single_ci"], signed=True),
                  f"[`flywheel_seeds.log`]({LOGS}/flywheel_seeds.log)"])
     return table(["study", "result [95% CI]", "log"], rows)
+
+
+SEARCH_METHODS = ("weighted_vote", "best_of_n", "beam_search", "dvts")  # each minus majority vote, in this order
+
+
+def search_rows(results: Path) -> list[list[str]]:
+    """One row per problem set of ``search_prm.log``: each PRM method minus majority vote (paired) at every budget."""
+    rows = []
+    for summary in json_objects(results / "search_prm.log"):
+        if "methods" not in summary:
+            continue
+        for name in dict.fromkeys(m.get("set") for m in summary["methods"]):
+            diffs = {(d["method"], d["budget"]): d for d in summary["vs_majority"] if d.get("set") == name}
+            cells = [f"{num(b, 0)}: " + " / ".join(with_ci(diffs[m, b]["diff"], diffs[m, b]["diff_ci"], 3, signed=True)
+                                                  for m in SEARCH_METHODS if (m, b) in diffs)
+                     for b in summary["budgets"]]
+            rows.append([f"Test-time search with the shipped PRM, set `{name}` ({summary['problems']} problems x "
+                         f"{len(summary['seeds'])} seeds): PRM-weighted vote / best-of-N / beam search / DVTS minus "
+                         "majority vote (paired) at each budget (generated tokens per problem)", "; ".join(cells),
+                         f"[`search_prm.log`]({LOGS}/search_prm.log)"])
+    return rows
 
 
 def rl_rows(results: Path) -> list[list[str]]:
