@@ -50,6 +50,8 @@ def _args() -> argparse.Namespace:
     p.add_argument("--rl-steps", type=int, default=d.rl_steps, help="GRPO steps per round")
     p.add_argument("--prm-steps", type=int, default=d.prm_steps)
     p.add_argument("--arm", default=d.arm, choices=tuple(ARMS), help="the RL arm every round runs (prm.rl.ARMS)")
+    p.add_argument("--error-threshold", type=float, default=d.error_threshold,
+                   help="first_error / flawed_penalty arms' wrong-step threshold (benchmarks/rl_threshold.py)")
     p.add_argument("--window", type=int, default=None, help="rounds of labels per PRM (default: all)")
     p.add_argument("--eval-problems", type=int, default=d.eval_problems, help="held-out per difficulty")
     p.add_argument("--fresh", action="store_true", help="delete --out first")
@@ -82,6 +84,7 @@ def main() -> None:
     args = _args()
     started = time.perf_counter()
     config = FlywheelConfig(seed=args.seed, per_level=args.per_level, rl_steps=args.rl_steps, arm=args.arm,
+                            error_threshold=args.error_threshold,
                             prm_steps=args.prm_steps, window=args.window, eval_problems=args.eval_problems)
     out = Path(args.out) if args.out else model_cache_dir() / "flywheel" / f"benchmark-seed{args.seed}"
     if args.fresh:

@@ -210,10 +210,22 @@ class Pool:
     log: str
     command: str
     image: str
+    note: str = ""  # what sets this pool's runs apart, for the README row and the page
 
 
 # The pooled RL logs, newest first: an arm held by several is shown from the first (the newest code) only.
 RL_POOLS: tuple[Pool, ...] = (
+    Pool("rl_seeds_validated_threshold.log",
+         "python benchmarks/rl_threshold.py; for S in 0 1 2: python benchmarks/rl.py --prm arith-prm --arms outcome "
+         "first_error --error-threshold T_PB --seed S --eval-every 20 --steps 100 --out "
+         "benchmarks/results/rl_verified_arms_val/seedS, then the same with --arms outcome flawed_penalty "
+         "--error-threshold T_FLAWED (outcome read back from rl_verified_arms); python benchmarks/rl_seeds.py "
+         "benchmarks/results/rl_verified_arms_val/seed0 benchmarks/results/rl_verified_arms_val/seed1 "
+         "benchmarks/results/rl_verified_arms_val/seed2 --plot benchmarks/results/rl_seeds_validated_threshold.png",
+         "rl_seeds_validated_threshold.png",
+         "`first_error` and `flawed_penalty` at the wrong-step thresholds chosen on validation problems "
+         "(`rl_threshold.log`: ProcessBench F1 for `first_error`, flawed-positive F1 among right answers for "
+         "`flawed_penalty`)"),
     Pool("rl_seeds_verified_arms.log",
          "python benchmarks/rl.py --prm arith-prm --arms outcome prm_min first_error progrs flawed_penalty --seed S "
          "--eval-every 20 --steps 100 --out benchmarks/results/rl_verified_arms/seedS; python benchmarks/rl_seeds.py "
@@ -241,17 +253,17 @@ def pooled_rl(logs: Logs) -> list[tuple[Pool, dict[str, Any], list[str]]]:
 def _rl(logs: Logs) -> str:
     out = []
     for pool, all_arms, newer in pooled_rl(logs):
-        arms = {a: r for a, r in all_arms.items() if a == "outcome" or a not in newer}
+        arms = all_arms  # every run of the log; the README shows an arm from the newest log holding it
         runs = last_with(logs[pool.log], "arms").get("runs") or []
-        out += [f"### `{pool.log}`", "", "```bash", pool.command, "```", "",
+        out += [f"### `{pool.log}`", "", *([pool.note[0].upper() + pool.note[1:] + ".", ""] if pool.note else []),
+                "```bash", pool.command, "```", "",
                 "Runs pooled (one `benchmarks/rl.py --seed S` folder per seed): "
                 + ", ".join(f"`{Path(r).name if Path(r).is_absolute() else r}`" for r in runs)
                 + ". Arms run on fewer seeds are pooled over their own and compared with outcome-only on the seeds "
                 "that ran both.", ""]
         if newer:
-            out += ["In a newer log above too, and shown from there: " + ", ".join(f"`{a}`" for a in newer)
-                    + (", but `outcome` is repeated here: the arms below are paired with this log's own"
-                       if "outcome" in newer else "") + ".", ""]
+            out += ["Also in a newer log above (the README shows them from there): " + ", ".join(
+                f"`{a}`" for a in newer) + ". Each arm below is paired with this log's own `outcome`.", ""]
         out += [table(["arm", "seeds", "compared with outcome on"],
                       [[_ARM_NAMES.get(a, a), num(r.get("seeds"), 0), num(r.get("vs_outcome_seeds"), 0)
                         if "vs_outcome_seeds" in r else MISSING] for a, r in arms.items()]), "",

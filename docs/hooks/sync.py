@@ -124,6 +124,7 @@ def rl_rows(results: Path) -> list[list[str]]:
                 "seeds), and each arm minus `outcome` (paired): " if first else
                 "Earlier GRPO runs, the same setup: each arm minus that log's own `outcome` (paired): ")
         what += ", ".join(f"`{a}` ({arms[a]['vs_outcome_seeds']} seeds)" for a in others)
+        what += f" ({pool.note})" if pool.note else ""
         parts = [with_ci(outcome["acc_after"], outcome["acc_after_ci"])] if first else []
         parts.append(", ".join(with_ci(arms[a]["vs_outcome"], arms[a]["vs_outcome_ci"], signed=True) for a in others))
         flawed = [a for a in others if arms[a].get("flawed_vs_outcome") is not None]

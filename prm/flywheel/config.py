@@ -49,6 +49,9 @@ class FlywheelConfig:
     test_share: float = 0.3  # held-out problems per round: where fresh and stale PRMs are compared
     # --- RL, resumed each round from the last policy ---
     arm: str = "prm_min"  # prm.rl.ARMS; the PRM arm that matched outcome-only RL in benchmarks/rl.py
+    # The first_error / flawed_penalty arms' wrong-step threshold (RLRunConfig.error_threshold; choose it on
+    # validation with benchmarks/rl_threshold.py).
+    error_threshold: float = RLRunConfig.error_threshold
     rl_steps: int = 30  # GRPO steps per round; a single run of rounds * rl_steps is the baseline
     rl_batch_size: int = 32
     num_generations: int = 8
@@ -115,6 +118,7 @@ class FlywheelConfig:
     def rl_config(self, steps: int | None = None) -> RLRunConfig:
         """The GRPO run of a round (or ``steps`` of them: the single-run baseline)."""
         return RLRunConfig(arms=(self.arm,), steps=steps or self.rl_steps, batch_size=self.rl_batch_size,
+                           error_threshold=self.error_threshold,
                            num_generations=self.num_generations, eval_problems=self.eval_problems,
                            eval_samples=self.eval_samples, seed=self.seed, save_policy=True)
 
