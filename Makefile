@@ -54,8 +54,11 @@ run: $(STAMP)
 	$(PY) -m pipelines.cli run $(RECIPE) $(foreach s,$(SET),--set $(s))
 
 # pytest includes tests/docs: the strict docs build, the docs' snippets, and the README/picture in sync with the logs.
+# Two runs: the unit tests (no engine, no training: single-threaded Python) on two workers (pytest-xdist), then
+# the slow and UI tests one at a time (each starts vLLM engines or trains on every core; two would oversubscribe).
 test: lint chromium
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -m "not slow and not ui" -n 2
+	$(VENV)/bin/pytest -m "slow or ui"
 
 # The docs site into site/: the asset-graph picture and README's results table regenerated from the Dagster
 # definitions and benchmarks/results, then `mkdocs build --strict` (a broken link or reference fails it).

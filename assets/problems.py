@@ -70,7 +70,7 @@ def problems(context: dg.AssetExecutionContext, config: ProblemsConfig, warehous
         "rejected_rows": len(loaded.rejected),
         "duplicate_rows": len(loaded.duplicates),
         "rejected": md_table([{"file": r.file, "line": r.line, "reason": r.reason}
-                              for r in (*loaded.rejected, *loaded.duplicates)[:20]]),
+                              for r in (*loaded.rejected, *loaded.duplicates)[:20]], whole=["file"]),
     })
 
 
@@ -98,5 +98,6 @@ def _imported_problems(context: dg.AssetExecutionContext, config: ProblemsConfig
         "preview": md_table([{"problem_id": r.problem_id, "question": r.question, "gold": r.gold_answer}
                              for r in fresh[:8]]),
         "rejected_rows": len(loaded.set_aside),
-        "rejected": md_table([{"file": r.file, "line": r.line, "reason": r.reason} for r in loaded.set_aside[:20]]),
+        "rejected": md_table([{"file": r.file, "line": r.line, "reason": r.reason} for r in loaded.set_aside[:20]],
+                             whole=["file"]),
     })

@@ -246,6 +246,7 @@ def _kill_while_staging(writer: subprocess.Popen, table: Path, stops: int = 200)
     raise AssertionError(f"the writer renamed its staging file before it stopped, {stops} times in a row")
 
 
+@pytest.mark.slow  # polls a writer in a busy loop: run with the serial slow tests, never beside another worker
 def test_maintain_removes_old_staging_files_of_killed_writers(wh: Warehouse, spawn) -> None:
     wh.write("problems", _problems("a"), source="arith", day=DAY)
     table = Path(wh.root) / "problems"
