@@ -1,8 +1,7 @@
 """``kill -9`` of the demo during labeling, then the demo again: it frees the dead run's slot, resumes, finishes.
 
 Real processes and a real instance with the project's dagster.yaml (one slot per pool), on the tiny config
-of test_full_graph.py, with the rollout labelers only: the judge's engine (a second model, started in both runs)
-is not what this tests, and test_full_graph.py runs it.
+of test_full_graph.py.
 """
 
 from __future__ import annotations
@@ -26,16 +25,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 DAY = "2026-11-18"
 LABELING = {"mc_labels", "omegaprm_labels"}  # engine-bound: a kill there leaves the engine slot claimed
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-# What `make demo` does (its recipe through pipelines.runner.run_recipe, which frees dead runs' slots first), on the
-# tiny config, with the recipe's labels.methods set to the rollout labelers and without the RL run (tests/prm/rl
-# covers it). The exit code is the refresh run's: the model half that follows it trains on everything labeled so
-# far, and the tiny partition's labels may well be all one class.
-METHODS = ("mc", "omegaprm")
-DEMO = ("import json, sys\nfrom dataclasses import replace\nfrom pipelines.demo import demo_recipe\n"
-        "from pipelines.runner import run_recipe\nrecipe = demo_recipe('arith')\n"
-        "recipe = replace(recipe, labels=replace(recipe.labels, methods=tuple(json.loads(sys.argv[3]))),\n"
-        "                 rl=replace(recipe.rl, run=False))\n"
-        "results = run_recipe(recipe, sys.argv[1], json.loads(sys.argv[2]))\n"
+# What `make demo` does, on the tiny config, without the RL run (tests/prm/rl covers it). The exit code is the
+# refresh run's: the model half that follows it trains on everything labeled so far, and the tiny partition's
+# labels may well be all one class.
+DEMO = ("import json, sys\nfrom pipelines.demo import run\n"
+        "results = run(sys.argv[1], 'arith', json.loads(sys.argv[2]), rl=False)\n"
         "print(json.dumps({r.job_def.name: r.success for r in results}))\n"
         "sys.exit(0 if len(results) > 1 and results[1].success else 1)\n")
 
@@ -56,9 +50,8 @@ def _labeling_run(instance: dg.DagsterInstance) -> str | None:
 def test_a_demo_killed_during_labeling_is_released_and_resumed_by_the_next(
     tmp_path: Path, project_home: Path, tiny_policy_dir, tiny_context
 ) -> None:
-    config = tiny_run_config(str(tiny_policy_dir), tiny_context)
-    del config["ops"]["judgments"]  # not selected: the judge does not run
-    demo = [sys.executable, "-c", DEMO, DAY, json.dumps(config), json.dumps(METHODS)]
+    config = json.dumps(tiny_run_config(str(tiny_policy_dir), tiny_context))
+    demo = [sys.executable, "-c", DEMO, DAY, config]
 
     with (tmp_path / "first.log").open("w") as log:
         first = subprocess.Popen(demo, cwd=PROJECT_ROOT, env=os.environ, stdout=log, stderr=subprocess.STDOUT)
