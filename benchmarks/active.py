@@ -61,7 +61,7 @@ from benchmarks.active_curve import (
     rollout_limit,
     round_caps,
 )
-from benchmarks.prm_quality import DAY, SOURCE, build_labels
+from benchmarks.prm_quality import DAY, SOURCE, add_workload_args, build_labels
 from prm.datagen import SolutionToLabel, solutions_to_label
 from prm.evaluation import IN_DISTRIBUTION, heldout_solutions, split_test_sets
 from prm.experiments import ComparisonConfig, compare_label_sources, pooled_comparison
@@ -85,16 +85,7 @@ SPEND_FILE = "spend.json"  # an arm's labels are complete when this is written
 
 def _args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--levels", type=int, nargs="+", default=[4, 5, 6, 7, 8], help="gold steps per problem")
-    p.add_argument("--per-level", type=int, default=300, help="problems per level (prm_quality's workload)")
-    p.add_argument("--samples", type=int, default=8, help="solutions per problem (best-of-N uses them all)")
-    p.add_argument("--rollouts", type=int, default=8, help="MC rollouts per prefix, OmegaPRM's k")
-    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of solutions and rollouts")
-    p.add_argument("--train-max-steps", type=int, default=6, help="easy-to-hard: longer problems are a test set")
-    p.add_argument("--prm-steps", type=int, default=None, help="optimizer steps per PRM (default: PRMTrainConfig's)")
-    p.add_argument("--val-share", type=float, default=0.2, help="short problems held out for thresholds")
-    p.add_argument("--test-share", type=float, default=0.2, help="short problems held out: the in-distribution test")
-    p.add_argument("--seed", type=int, default=0, help="seeds the problems, the samples and the split")
+    add_workload_args(p, 300, "problems per level (prm_quality's workload)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
                    help="per seed: the order solutions are bought in, and the PRMs' training seed")
     p.add_argument("--budgets", type=float, nargs="+", default=list(BUDGETS),

@@ -75,20 +75,25 @@ SOURCE, DAY = "bench", "2026-01-01"
 SPEED_SOLUTIONS = 2000  # held-out solutions the scoring speed is measured on (both ways, the same ones)
 
 
-def _args() -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_workload_args(p: argparse.ArgumentParser, per_level: int, per_level_help: str) -> None:
+    """The workload's flags (problems, samples, rollouts, split, PRM steps), shared with ``benchmarks/active.py``."""
     p.add_argument("--levels", type=int, nargs="+", default=[4, 5, 6, 7, 8], help="gold steps per problem")
-    p.add_argument("--per-level", type=int, default=800, help="problems per level (800: every goal of the PRM "
-                   "evaluation met; 300 runs in half the time and misses two; the goals: "
-                   "docs/concepts/prm.md, 'Evaluation: does the PRM read the steps?')")
+    p.add_argument("--per-level", type=int, default=per_level, help=per_level_help)
     p.add_argument("--samples", type=int, default=8, help="solutions per problem (best-of-N uses them all)")
     p.add_argument("--rollouts", type=int, default=8, help="MC rollouts per prefix and OmegaPRM's k")
-    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of solutions")
+    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of solutions and rollouts")
     p.add_argument("--train-max-steps", type=int, default=6, help="easy-to-hard: longer problems are a test set")
     p.add_argument("--prm-steps", type=int, default=None, help="optimizer steps per PRM (default: PRMTrainConfig's)")
     p.add_argument("--val-share", type=float, default=0.2, help="short problems held out for thresholds")
     p.add_argument("--test-share", type=float, default=0.2, help="short problems held out: the in-distribution test")
     p.add_argument("--seed", type=int, default=0, help="seeds the problems, the samples and the split")
+
+
+def _args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_workload_args(p, 800, "problems per level (800: every goal of the PRM evaluation met; 300 runs in half "
+                      "the time and misses two; the goals: docs/concepts/prm.md, 'Evaluation: does the PRM read the "
+                      "steps?')")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="one PRM per label source per seed")
     p.add_argument("--implicit-steps", type=int, default=400, help="optimizer steps of each implicit PRM (0: none)")
     # No judge here: benchmarks/judge.py measures it; its consensus here is the rollouts' with the SymPy check.
