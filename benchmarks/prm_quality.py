@@ -92,8 +92,8 @@ def add_workload_args(p: argparse.ArgumentParser, per_level: int, per_level_help
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_workload_args(p, 800, "problems per level (800: every goal of the PRM evaluation met; 300 runs in half "
-                      "the time and misses two; the goals: docs/concepts/prm.md, 'Evaluation: does the PRM read the "
-                      "steps?')")
+                      "the time and misses two; the goals: "
+                      "docs/concepts/prm.md, 'Evaluation: does the PRM read the steps?')")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="one PRM per label source per seed")
     p.add_argument("--implicit-steps", type=int, default=400, help="optimizer steps of each implicit PRM (0: none)")
     # No judge here: benchmarks/judge.py measures it; its consensus here is the rollouts' with the SymPy check.
