@@ -40,7 +40,7 @@ from pathlib import Path
 
 from prm.first_error import ScoredSolution, evaluate_processbench
 from prm.format import first_error_of
-from prm.rl import RLRunConfig
+from prm.rl import RLRunConfig, first_error
 from prm.tasks import ArithmeticConfig, ArithmeticProblem, generate_problems, step_truth
 from verifiers import extract_answer
 
@@ -85,13 +85,13 @@ def is_right(problem: ArithmeticProblem, text: str) -> bool:
 
 
 def flagged(scores: Sequence[float], threshold: float) -> bool:
-    """Whether the PRM finds an error: a finite step score below ``threshold`` (the arms' rule,
-    :func:`prm.rl.verified_arms.first_error`).
+    """Whether the PRM finds an error: the arms' own rule, :func:`prm.rl.first_error` (a finite step score below
+    ``threshold``).
 
     >>> flagged([0.9, 0.3], 0.5), flagged([0.9, 0.3], 0.2), flagged([float("nan")], 0.5), flagged([], 0.5)
     (True, False, False, False)
     """
-    return any(math.isfinite(s) and s < threshold for s in scores)
+    return first_error(scores, threshold) < len(scores)
 
 
 def _ratio(num: int, den: int) -> float | None:

@@ -13,6 +13,7 @@ from prm.rl.data import eval_problems, split_pool, warehouse_problems
 from prm.rl.flawed import flawed_ci, flawed_diff, flawed_share
 from prm.rl.grpo import ArmResult, HeldOut, run_grpo
 from prm.rl.report import Comparison, compare_arms, latest_hacked, latest_run_metrics, metric_rows, plot_arms
+from prm.rl.verified_arms import first_error
 
 __all__ = [
     "ARMS",
@@ -30,6 +31,7 @@ __all__ = [
     "RLRunConfig",
     "compare_arms",
     "eval_problems",
+    "first_error",
     "flawed_ci",
     "flawed_diff",
     "flawed_share",
