@@ -160,11 +160,14 @@ def _verdict(found: tuple[int, dict] | None, judge, severity=dg.AssetCheckSeveri
 
 
 @dg.asset_check(asset=flywheel_prm, blocking=True, description="The round's PRM is no worse than the last "
-                "round's on this round's held-out samples (ProcessBench F1, within the resource's prm_tolerance).")
+                "round's on this round's held-out samples (ProcessBench F1, within the resource's prm_tolerance); "
+                "a warning under on_rejected_prm='keep_last'.")
 def flywheel_prm_no_worse(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource,
                           flywheel: FlywheelResource) -> dg.AssetCheckResult:
     found = _entry_metrics(context, flywheel_prm, "prm", warehouse.get().root)
-    return _verdict(found, lambda k, m: prm_no_worse(k, m, flywheel.prm_tolerance))
+    # keep_last: RL goes on with the last accepted PRM, so a rejected one warns instead of blocking.
+    severity = dg.AssetCheckSeverity.ERROR if flywheel.on_rejected_prm == "stop" else dg.AssetCheckSeverity.WARN
+    return _verdict(found, lambda k, m: prm_no_worse(k, m, flywheel.prm_tolerance), severity)
 
 
 @dg.asset_check(asset=flywheel_policy, blocking=True, description="The policy's held-out accuracy did not collapse "

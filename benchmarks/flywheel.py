@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from prm.flywheel import (
+    ON_REJECTED_PRM,
     STALE,
     FlywheelConfig,
     RoundReport,
@@ -52,6 +53,9 @@ def _args() -> argparse.Namespace:
     p.add_argument("--arm", default=d.arm, choices=tuple(ARMS), help="the RL arm every round runs (prm.rl.ARMS)")
     p.add_argument("--error-threshold", type=float, default=d.error_threshold,
                    help="first_error / flawed_penalty arms' wrong-step threshold (benchmarks/rl_threshold.py)")
+    p.add_argument("--on-rejected-prm", default=d.on_rejected_prm, choices=ON_REJECTED_PRM,
+                   help="a round whose retrained PRM the regression check rejects: stop, or RL on the last accepted "
+                   "PRM (reported per round as reward_prm_round)")
     p.add_argument("--window", type=int, default=None, help="rounds of labels per PRM (default: all)")
     p.add_argument("--eval-problems", type=int, default=d.eval_problems, help="held-out per difficulty")
     p.add_argument("--fresh", action="store_true", help="delete --out first")
@@ -71,6 +75,7 @@ def _row(report: RoundReport) -> dict[str, Any]:
         "steps_before": report.rl.before.mean_steps,
         "policy_acc_ci": after.accuracy_ci(), "step_err": after.step_error,
         "sample_acc": report.samples.stats.accuracy, "prm_f1_fresh": f1["fresh"],
+        "reward_prm_round": report.reward_prm_round,
         "prm_f1_stale": f1.get(STALE, f1["fresh"]),  # round 0: its PRM is the one later rounds leave stale
         "f1_fresh_minus_stale": diff["delta"] if diff else 0.0,
         "f1_fresh_minus_stale_ci": [diff["ci_low"], diff["ci_high"]] if diff else None,
@@ -84,7 +89,7 @@ def main() -> None:
     args = _args()
     started = time.perf_counter()
     config = FlywheelConfig(seed=args.seed, per_level=args.per_level, rl_steps=args.rl_steps, arm=args.arm,
-                            error_threshold=args.error_threshold,
+                            error_threshold=args.error_threshold, on_rejected_prm=args.on_rejected_prm,
                             prm_steps=args.prm_steps, window=args.window, eval_problems=args.eval_problems)
     out = Path(args.out) if args.out else model_cache_dir() / "flywheel" / f"benchmark-seed{args.seed}"
     if args.fresh:

@@ -61,6 +61,8 @@ def pool(runs: list[tuple[list[dict[str, Any]], dict[str, Any]]]) -> dict[str, A
             "prm_f1_fresh": _mean([r["prm_f1_fresh"] or 0.0 for r in rows]),
             "prm_f1_stale": _mean([r["prm_f1_stale"] or 0.0 for r in rows]),
             "f1_fresh_minus_stale_per_seed": [[r["f1_fresh_minus_stale"], r["f1_fresh_minus_stale_ci"]] for r in rows],
+            # the round whose PRM rewarded each seed's RL (earlier than k where round k's PRM was rejected)
+            "reward_prm_round_per_seed": [r.get("reward_prm_round", k) for r in rows],
             "rollouts": _mean([r["rollouts"] for r in rows]),
             "steps_per_completion": _mean([r["steps_per_completion"] for r in rows]),
         })
@@ -86,6 +88,7 @@ def pooled_markdown(pooled: dict[str, Any]) -> str:
              "PRM F1 fresh / stale": f"{r['prm_f1_fresh']:.3f} / {r['prm_f1_stale']:.3f}",
              "fresh - stale per seed [95% CI]": "; ".join(f"{d:+.3f} {_ci(ci)}" for d, ci in
                                                           r["f1_fresh_minus_stale_per_seed"]),
+             "RL reward PRM per seed": ", ".join(f"r{j}" for j in r["reward_prm_round_per_seed"]),
              "rollouts": f"{r['rollouts']:.0f}", "steps/completion": f"{r['steps_per_completion']:.2f}"}
             for r in pooled["rounds"]]
     return markdown_table(rows, render=str)

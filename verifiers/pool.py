@@ -55,7 +55,8 @@ class PoolConfig:
     workers: int = 2  # this machine's 2 cores; use os.cpu_count() on bigger boxes
     chunk_size: int = 256  # items per message: amortizes pickling and pipe round trips (~50 µs each)
     start_method: str = "forkserver"  # safe from threaded parents (Dagster, vLLM); "fork" is not
-    memory_limit_mb: int | None = 2048  # RLIMIT_AS per worker: a runaway item fails, the host survives
+    # RLIMIT_AS per worker, above the address space it starts with: a runaway item fails, the host survives
+    memory_limit_mb: int | None = 2048
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -99,13 +100,24 @@ def in_worker() -> bool:
     return _IN_WORKER
 
 
+def _address_space() -> int:
+    """This process's virtual memory size in bytes (0 where ``/proc`` is missing: the limit is then absolute)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _worker_main(conn: Connection, memory_limit_mb: int | None) -> None:
     global _IN_WORKER
     _IN_WORKER = True
     if memory_limit_mb is not None:
         import resource
 
-        limit = memory_limit_mb * 2**20
+        # A budget on top of what the worker inherited: the forkserver re-imports the caller's main script, and
+        # one that imports torch leaves each worker at ~2.6 GB of address space before its first item.
+        limit = _address_space() + memory_limit_mb * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     while True:
         try:

@@ -278,8 +278,44 @@ def _rl(logs: Logs) -> str:
     return "\n".join(out)
 
 
-def _flywheel(logs: Logs) -> str:
-    pooled = last_with(logs["flywheel_seeds.log"], "rounds")
+@dataclass(frozen=True)
+class FlywheelRuns:
+    """A pooled flywheel log (``benchmarks/flywheel_seeds.py``'s JSON), its seeds' logs, the commands that wrote
+    them, the picture and what sets the runs apart."""
+
+    pooled: str
+    seeds: tuple[str, ...]
+    command: str
+    image: str
+    note: str
+
+
+# The flywheel's pooled runs, newest first.
+FLYWHEEL_RUNS: tuple[FlywheelRuns, ...] = (
+    FlywheelRuns("flywheel_seeds.log", ("flywheel_seed0.log", "flywheel_seed1.log"),
+                 "for S in 0 1: python benchmarks/flywheel.py --rounds 3 --seed S --arm flawed_penalty "
+                 "--error-threshold T_FLAWED --on-rejected-prm keep_last --out models/flywheel/flawed-seedS; "
+                 "python benchmarks/flywheel_seeds.py models/flywheel/flawed-seed0 models/flywheel/flawed-seed1 "
+                 "--plot benchmarks/results/flywheel.png",
+                 "flywheel.png",
+                 "RL arm `flawed_penalty` at its wrong-step threshold chosen on validation (`rl_threshold.log`); a "
+                 "round whose retrained PRM the regression check rejects rewards its RL with the last accepted PRM"),
+    FlywheelRuns("flywheel_prm_min_seeds.log", ("flywheel_prm_min_seed0.log", "flywheel_prm_min_seed1.log"),
+                 "for S in 0 1: python benchmarks/flywheel.py --rounds 3 --seed S; python benchmarks/flywheel_seeds.py "
+                 "models/flywheel/benchmark-seed0 models/flywheel/benchmark-seed1 --plot "
+                 "benchmarks/results/flywheel_prm_min.png",
+                 "flywheel_prm_min.png", "RL arm `prm_min` (the flywheel's default)"),
+)
+
+
+def _reward_prm(row: dict[str, Any]) -> str:
+    """Which round's PRM rewarded a round's RL (logs written before the option: always its own)."""
+    k = row.get("reward_prm_round", row["round"])
+    return f"round {k}" + ("" if k == row["round"] else f" (round {row['round']}'s was rejected)")
+
+
+def _flywheel_runs(runs: FlywheelRuns, logs: Logs) -> list[str]:
+    pooled = last_with(logs[runs.pooled], "rounds")
     rows = [["start", num(pooled["rounds"][0].get("policy_acc_before")), "", "", "", "",
              num(pooled["rounds"][0].get("steps_before"), 2)]]
     for r in pooled["rounds"]:
@@ -288,29 +324,34 @@ def _flywheel(logs: Logs) -> str:
                      f"{num(r.get('prm_f1_fresh'))} / {num(r.get('prm_f1_stale'))}", per_seed or MISSING,
                      num(r.get("rollouts"), 0), num(r.get("steps_per_completion"), 2)])
     single = with_ci(pooled.get("single_run_policy_acc"), pooled.get("single_run_policy_acc_ci"))
-    out = ["### Pooled over seeds", "",
+    out = [f"### `{runs.pooled}`", "", f"{runs.note[0].upper()}{runs.note[1:]}.", "", "```bash", runs.command,
+           "```", "", "#### Pooled over seeds", "",
            table(["round", "policy acc [95% CI]", "step error", "PRM F1 fresh / stale", "fresh - stale, per seed",
                   "rollouts", "steps / completion"], rows), "",
            f"One long RL run with the same steps: {single}; the flywheel's "
            f"final policy minus it, paired per problem: "
            f"{with_ci(pooled.get('flywheel_minus_single'), pooled.get('flywheel_minus_single_ci'), signed=True)}.", ""]
-    for name in ("flywheel_seed0.log", "flywheel_seed1.log"):
+    for name in runs.seeds:
         if name not in logs:
             continue
         run = last_with(logs[name], "rounds")
-        out += [f"### Seed {run.get('seed')}", "",
+        out += [f"#### Seed {run.get('seed')}", "",
                 table(["round", "policy acc before -> after", "step error", "PRM F1 fresh / stale", "fresh - stale",
-                       "rollouts", "steps / completion", "characters"],
+                       "RL rewarded by the PRM of", "rollouts", "steps / completion", "characters"],
                       [[r["round"], f"{num(r.get('policy_acc_before'))} -> "
                         f"{with_ci(r.get('policy_acc'), r.get('policy_acc_ci'))}", num(r.get("step_err")),
                         f"{num(r.get('prm_f1_fresh'))} / {num(r.get('prm_f1_stale'))}",
                         with_ci(r.get("f1_fresh_minus_stale"), r.get("f1_fresh_minus_stale_ci"), signed=True),
-                        num(r.get("rollouts"), 0), num(r.get("steps_per_completion"), 2),
+                        _reward_prm(r), num(r.get("rollouts"), 0), num(r.get("steps_per_completion"), 2),
                         num(r.get("chars_per_completion"), 0)] for r in run["rounds"]]), "",
                 f"Long run: {with_ci(run.get('single_run_policy_acc'), run.get('single_run_policy_acc_ci'))}; "
                 f"flywheel minus long run: "
                 f"{with_ci(run.get('flywheel_minus_single'), run.get('flywheel_minus_single_ci'), signed=True)}.", ""]
-    return "\n".join(out)
+    return [*out, f"![{runs.image}](img/{runs.image})", ""]
+
+
+def _flywheel(logs: Logs) -> str:
+    return "\n".join(line for runs in FLYWHEEL_RUNS if runs.pooled in logs for line in _flywheel_runs(runs, logs))
 
 
 def _search_set(summary: dict[str, Any], rows_of_set: list[dict[str, Any]], solution_tokens: Any) -> list[str]:
@@ -551,10 +592,12 @@ STUDIES: tuple[Study, ...] = (
           "per pooled log, newest first, each with its own commands; an arm in several logs is shown from the "
           "newest.",
           _rl, tuple(p.image for p in RL_POOLS)),
-    Study("flywheel", "The data flywheel", ("flywheel_seeds.log", "flywheel_seed0.log", "flywheel_seed1.log"),
+    Study("flywheel", "The data flywheel", tuple(log for r in FLYWHEEL_RUNS for log in (r.pooled, *r.seeds)),
           "python benchmarks/flywheel.py --seed S; python benchmarks/flywheel_seeds.py (pooling)",
-          "Rounds of sample, label, retrain the PRM (fresh vs stale F1) and resume RL, against one long RL run "
-          "with the same steps.", _flywheel, ("flywheel.png",)),
+          "Rounds of sample, label, retrain the PRM (fresh vs stale F1 on each round's own held-out samples) and "
+          "resume RL, against one long RL run with the same steps from round 0's PRM; 2 seeds, each drawing its own "
+          "problems, pooled per (seed, held-out problem). One section per pooled log, newest first, each with its "
+          "own commands.", _flywheel, tuple(r.image for r in FLYWHEEL_RUNS)),
     Study("search", "Test-time search", ("search_validation.log", *SEARCH_LOGS),
           "python benchmarks/search.py --prm DIR --problem-seed 1 --seeds 0 --budgets 240 960 --aggregation A --m M "
           "(validation); python benchmarks/search.py --prm DIR --seeds 0 1 2 --aggregation A --m M --sets S "

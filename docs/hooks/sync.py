@@ -82,10 +82,16 @@ def headline(results: Path, card: Path | None = None) -> str:
     rows += rl_rows(results)
     rows += search_rows(results)
     fly = last_with(json_objects(results / "flywheel_seeds.log"), "rounds")
-    rows.append(["Flywheel's final policy minus one long RL run (paired)",
+    rows.append([f"Flywheel's final policy minus one long RL run (paired; RL arm `{fly_arm(results)}`, 2 seeds)",
                  with_ci(fly["flywheel_minus_single"], fly["flywheel_minus_single_ci"], signed=True),
                  f"[`flywheel_seeds.log`]({LOGS}/flywheel_seeds.log)"])
     return table(["study", "result [95% CI]", "log"], rows)
+
+
+def fly_arm(results: Path) -> str:
+    """The RL arm of the pooled flywheel runs (their seed logs record their config)."""
+    seed0 = last_with(json_objects(results / "flywheel_seed0.log"), "rounds")
+    return seed0["config"]["arm"]
 
 
 SEARCH_METHODS = ("weighted_vote", "best_of_n", "beam_search", "dvts")  # each minus majority vote, in this order

@@ -8,7 +8,7 @@ the same stages.
 """
 
 from prm.flywheel.checks import hacking_in_band, policy_holds, prm_no_worse
-from prm.flywheel.config import FlywheelConfig
+from prm.flywheel.config import ON_REJECTED_PRM, FlywheelConfig
 from prm.flywheel.data import label_round, rollouts_paid
 from prm.flywheel.folders import round_dir
 from prm.flywheel.lineage import policy_name, prm_name, round_policy, round_prm
@@ -18,6 +18,7 @@ from prm.flywheel.rounds import ROUND_DAY, round_of, round_source, window_rounds
 from prm.flywheel.run import STALE, LazyBackend, RoundReport, policy_stage, prm_stage, run_round, samples_stage
 
 __all__ = [
+    "ON_REJECTED_PRM",
     "ROUND_DAY",
     "STALE",
     "FlywheelConfig",

@@ -19,6 +19,9 @@ from prm.training import PRMTrainConfig, TrainingSetConfig
 # ``active`` spends OmegaPRM's rollouts only on the solutions the previous round's PRM is unsure of (every one in
 # round 0, which has no PRM yet).
 ROUND_LABELERS = ("omegaprm", "mc", "mc_early_stop", "active")
+# What a round does when the regression check rejects its retrained PRM: stop (the round's RL has no PRM), or keep
+# the last accepted PRM (RL rewards with it and the next round warm-starts from it; the rejection stays registered).
+ON_REJECTED_PRM = ("stop", "keep_last")
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class FlywheelConfig:
     eval_samples: int = 4
     # --- check bands ---
     prm_tolerance: float = 0.05  # the new PRM may trail the previous one by this much F1 on the new samples
+    on_rejected_prm: str = "stop"  # one of ON_REJECTED_PRM
     collapse_tolerance: float = 0.10  # the policy may lose this much held-out accuracy in a round
     hacking_band: float = 0.5  # steps and length per completion stay within +-50% of round 0's starting policy
     seed: int = 0
@@ -71,6 +75,8 @@ class FlywheelConfig:
         if self.label_method not in ROUND_LABELERS:
             raise ValueError(f"label_method={self.label_method!r} must be one of {ROUND_LABELERS}: a round labels "
                              "with rollouts from its own policy")
+        if self.on_rejected_prm not in ON_REJECTED_PRM:
+            raise ValueError(f"on_rejected_prm={self.on_rejected_prm!r} must be one of {ON_REJECTED_PRM}")
         for name in ("per_level", "n_samples", "label_rollouts", "prm_steps", "rl_steps", "eval_problems",
                      "eval_samples"):
             if getattr(self, name) < 1:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from prm.datagen import SampleStats, replace_solutions, sample_solution_rows, store_new_problems
 from prm.flywheel.config import FlywheelConfig
-from prm.flywheel.lineage import round_policy_model, round_prm
+from prm.flywheel.lineage import round_policy_model, usable_prm
 from prm.flywheel.rounds import ROUND_DAY, round_source
 from prm.generation import GenerationBackend
 from prm.labeling import PartitionLabelReport, label_partition
@@ -71,9 +71,10 @@ def label_round(wh: Warehouse, k: int, config: FlywheelConfig, policy_dir: Path,
                 progress: Callable[[str], None] = print) -> PartitionLabelReport:
     """Label round ``k``'s samples with ``config.label_method``, rolling out from the same policy that wrote them
     (labels are relative to the policy that rolls out). Resumes: solutions already labeled are skipped. ``active``
-    scores with the PRM that rewarded the round's policy (round ``k - 1``'s; none in round 0)."""
-    prm = round_prm(wh.root, k - 1) if k and config.label_method == "active" else None
-    return label_partition(wh, config.label_method, config.labeler(None if prm is None else str(prm)), backend,
+    scores with the PRM that rewarded the round's policy (the one round ``k - 1`` handed on; none in round 0)."""
+    prm = usable_prm(wh.root, k - 1, config, f"round {k}'s active labeling scores with").uri \
+        if k and config.label_method == "active" else None
+    return label_partition(wh, config.label_method, config.labeler(prm), backend,
                            model=round_policy_model(k, config, policy_dir),
                            source=round_source(k), day=ROUND_DAY, run_id=run_id, prompt=prompter_for(policy_dir),
                            resume=True, seed=config.problem_seed(k) + 1, max_tokens=config.max_tokens,

@@ -79,11 +79,16 @@ def round_prm(root: str | Path, k: int) -> Path | None:
     return None if found is None else Path(found.uri)
 
 
-def required_prm(root: str | Path, k: int, needed_by: str) -> ModelEntry:
-    """Round ``k``'s accepted PRM entry, or a LookupError that says why there is none (``needed_by`` opens it)."""
-    found = round_entry(root, "prm", k)
-    if found is None:
-        raise _missing(root, "prm", k, needed_by)
+def usable_prm(root: str | Path, k: int, config: FlywheelConfig, needed_by: str) -> ModelEntry:
+    """The PRM round ``k`` hands on: its accepted PRM entry. Under ``config.on_rejected_prm == "keep_last"`` a round
+    whose every PRM version was rejected hands on the nearest earlier round's accepted one (the entry's ``round``
+    says which); a round never built, or ``"stop"``, is a LookupError that says why."""
+    r = k
+    while (found := round_entry(root, "prm", r)) is None:
+        built = latest_model(root, "prm", source=round_source(r), name=prm_name(r), include_rejected=True)
+        if config.on_rejected_prm == "stop" or built is None or r == 0:
+            raise _missing(root, "prm", r, needed_by)
+        r -= 1
     return found
 
 

@@ -19,7 +19,7 @@ from prm.reports import save_png
 from warehouse import latest_model
 
 COLUMNS = ("round", "policy_acc", "policy_acc_ci", "step_err", "prm_f1_fresh", "prm_f1_stale", "f1_fresh_minus_stale",
-           "f1_fresh_minus_stale_ci", "rollouts", "steps_per_completion", "chars_per_completion")
+           "f1_fresh_minus_stale_ci", "reward_prm_round", "rollouts", "steps_per_completion", "chars_per_completion")
 
 
 def rounds_markdown(rounds: Sequence[Mapping[str, Any]]) -> str:
@@ -42,6 +42,8 @@ def registered_rounds(root: str | Path) -> list[dict[str, Any]]:
                      "prm_f1_stale": fm.get("f1_stale", fm.get("f1_fresh")),
                      "f1_fresh_minus_stale": fm.get("f1_minus_stale"),
                      "f1_fresh_minus_stale_ci": _interval(fm, "f1_minus_stale"), "rollouts": rollouts_paid(root, k),
+                     # entries from before on_rejected_prm always rewarded with their own round's PRM
+                     "reward_prm_round": int(pm.get("reward_prm_round", k)),
                      "steps_before": pm.get("steps_before"), "steps_per_completion": pm.get("steps_after"),
                      "chars_per_completion": pm.get("chars_after")})
     return rows

@@ -15,9 +15,9 @@ from prm.flywheel.lineage import (
     register_policy,
     register_prm,
     register_start,
-    required_prm,
     round_policy,
     stale_prm,
+    usable_prm,
 )
 from prm.flywheel.policy_round import rl_on
 from prm.flywheel.prm_round import RoundF1, round_f1, train_round_prm
@@ -25,7 +25,7 @@ from prm.flywheel.rounds import ROUND_DAY, round_source
 from prm.generation import GenerationBackend, GenerationConfig, make_backend
 from prm.labeling import PartitionLabelReport
 from prm.rl import POLICY_SUBDIR, ArmResult, HeldOut, metric_rows
-from warehouse import ModelEntry, Warehouse
+from warehouse import REJECTED, ModelEntry, Warehouse
 
 FRESH, PREVIOUS, STALE = "fresh", "previous", "stale"  # this round's PRM, the last round's, round 0's
 
@@ -85,6 +85,7 @@ class RoundReport:
     prm_dir: Path
     f1: RoundF1
     rl: ArmResult
+    reward_prm_round: int  # the round whose PRM rewarded this round's RL (earlier than ``round``: this one's rejected)
 
 
 def samples_stage(wh: Warehouse, k: int, config: FlywheelConfig, backend: Callable[[], GenerationBackend],
@@ -101,9 +102,10 @@ def prm_stage(wh: Warehouse, k: int, config: FlywheelConfig, models_dir: Path, *
               run_id: str) -> tuple[ModelEntry, RoundF1]:
     """Round ``k``'s PRM: trained (warm-started from round ``k - 1``'s accepted one) into a new version folder,
     scored with the last round's and the round-0 PRM of its lineage on this round's held-out samples, then
-    registered accepted or rejected. A missing (or rejected) previous round is a LookupError."""
+    registered accepted or rejected. The previous round's PRM is the one it handed on (:func:`usable_prm`); none
+    is a LookupError."""
     policy = round_policy(wh.root, k, config)
-    previous = required_prm(wh.root, k - 1, f"round {k} warm-starts from") if k else None
+    previous = usable_prm(wh.root, k - 1, config, f"round {k} warm-starts from") if k else None
     parent = None if previous is None else Path(previous.uri)
     out, ts = new_version(round_dir(models_dir, k), "prm",
                           lambda folder: train_round_prm(wh.root, k, config, folder, parent))
@@ -115,16 +117,18 @@ def prm_stage(wh: Warehouse, k: int, config: FlywheelConfig, models_dir: Path, *
 def policy_stage(wh: Warehouse, k: int, config: FlywheelConfig, models_dir: Path, *, run_id: str,
                  before: HeldOut | None = None,
                  progress: Callable[[str], None] | None = None) -> tuple[ModelEntry, ArmResult]:
-    """Round ``k``'s RL: resumed from the round's policy with the round's accepted PRM into a new version folder;
-    the checkpoint is registered and its curves written to ``rl_metrics`` under the round's source."""
+    """Round ``k``'s RL: resumed from the round's policy with the PRM the round hands on (its accepted one, or under
+    ``on_rejected_prm="keep_last"`` an earlier round's; ``reward_prm_round`` in the entry's metrics) into a new
+    version folder; the checkpoint is registered and its curves written to ``rl_metrics`` under the round's source."""
     policy = round_policy(wh.root, k, config)
-    prm = Path(required_prm(wh.root, k, f"round {k}'s RL rewards with").uri)
+    reward = usable_prm(wh.root, k, config, f"round {k}'s RL rewards with")
+    prm = Path(reward.uri)
     problems_version = wh.version("problems")  # the table the RL prompts are read from
     folder, result = new_version(round_dir(models_dir, k), "rl", lambda out: rl_on(
         wh.root, [k], config, policy, prm, out, before=before, progress=progress), weights=POLICY_SUBDIR)
     result = replace(result, policy_dir=folder / POLICY_SUBDIR)
     entry = register_policy(wh, k, config, result.policy_dir, policy, prm, problems_version,
-                            policy_metrics(result), run_id=run_id)
+                            policy_metrics(result) | {"reward_prm_round": reward.round}, run_id=run_id)
     wh.write("rl_metrics", metric_rows(result), source=round_source(k), day=ROUND_DAY, run_id=run_id,
              writer=POLICY_WRITER, replace=True)
     return entry, result
@@ -144,6 +148,9 @@ def run_round(wh: Warehouse, k: int, config: FlywheelConfig, models_dir: Path, g
         backend.close()
     prm, f1 = prm_stage(wh, k, config, models_dir, run_id=run_id)
     progress(f"round {k}: PRM F1 {f1.f1}")
-    _, rl = policy_stage(wh, k, config, models_dir, run_id=run_id, before=before, progress=progress)
+    if prm.status == REJECTED:
+        progress(f"round {k}: PRM rejected ({prm.status_note}); on_rejected_prm={config.on_rejected_prm}")
+    policy, rl = policy_stage(wh, k, config, models_dir, run_id=run_id, before=before, progress=progress)
     progress(f"round {k}: held-out accuracy {rl.before.accuracy:.3f} -> {rl.after.accuracy:.3f}")
-    return RoundReport(k, samples, labels, rollouts_paid(wh.root, k), Path(prm.uri), f1, rl)
+    return RoundReport(k, samples, labels, rollouts_paid(wh.root, k), Path(prm.uri), f1, rl,
+                       int(policy.metrics["reward_prm_round"]))

@@ -1,7 +1,8 @@
 """The flywheel job on real components (vLLM engine, Delta tables, PRM training, GRPO), sized to seconds per round:
 a round killed during RL resumes without duplicate rows or a half-registered policy, two rounds finish (each
 round's held-out samples hold both outcomes), the next round samples and rolls out from the RL checkpoint, lineage
-reads back through SQL, a blocking check stops a bad round and marks its PRM rejected, and re-materializing round
+reads back through SQL, a blocking check stops a bad round and marks its PRM rejected (under
+``on_rejected_prm="keep_last"`` it warns and RL runs on the last accepted PRM), and re-materializing round
 0's PRM afterwards leaves every registered model's weights and parents in place."""
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from prm.flywheel import round_source
-from prm.flywheel.lineage import policy_name, prm_name, round_prm
+from prm.flywheel import FlywheelConfig, round_source
+from prm.flywheel.lineage import policy_name, prm_name, round_prm, usable_prm
 from warehouse import Warehouse, connect
 from warehouse import checks as wc
 from warehouse.model_registry import latest_model
@@ -141,6 +142,22 @@ def test_rounds_resume_after_a_kill_register_lineage_and_a_blocking_check_stops_
     assert rejected.status == "rejected" and "new PRM F1" in rejected.status_note
     assert round_prm(root, 1) == (None if Path(rejected.uri) == accepted else accepted)
 
+    # The same bar under on_rejected_prm="keep_last": the check warns instead of blocking, and RL runs on the PRM
+    # round 1 hands on (the entry records its round).
+    with dg.DagsterInstance.from_config(str(project_home)) as instance:
+        result = defs.resolve_job_def("flywheel").execute_in_process(
+            partition_key="1", instance=instance, raise_on_error=False,
+            run_config=tiny_config(models, prm_tolerance=-1.0, on_rejected_prm="keep_last"),
+            asset_selection=[dg.AssetKey("flywheel_prm"), dg.AssetKey("flywheel_policy")])
+    (warned,) = [e for e in result.get_asset_check_evaluations() if e.check_name == "flywheel_prm_no_worse"]
+    assert not warned.passed and warned.severity == dg.AssetCheckSeverity.WARN
+    assert [e.asset_key for e in result.all_events if e.is_step_materialization] == [
+        dg.AssetKey("flywheel_prm"), dg.AssetKey("flywheel_policy")]
+    handed = usable_prm(root, 1, FlywheelConfig(on_rejected_prm="keep_last"), "test")
+    policy = latest_model(root, "policy", source=round_source(1), name=policy_name(1), include_rejected=True)
+    assert policy.training["reward_prm"] == handed.version and policy.metrics["reward_prm_round"] == handed.round
+    assert _dangling(root) == []
+
     # Re-materialize round 0's PRM after both rounds: a new version beside the old; nothing dangles.
     later = [name for name, *_ in _entries(root)].count(prm_name(1))  # round 1's accepted and rejected PRMs
     with dg.DagsterInstance.from_config(str(project_home)) as instance:
@@ -149,4 +166,4 @@ def test_rounds_resume_after_a_kill_register_lineage_and_a_blocking_check_stops_
             asset_selection=[dg.AssetKey("flywheel_prm")])
     assert result.success
     assert _dangling(root) == []
-    assert [name for name, *_ in _entries(root)].count(prm_name(1)) == later == 2  # later rounds untouched
+    assert [name for name, *_ in _entries(root)].count(prm_name(1)) == later == 3  # later rounds untouched

@@ -112,3 +112,31 @@ def test_a_script_without_a_main_guard_fails_with_the_fix(tmp_path: Path) -> Non
     # Guarded, the re-import prints RUN again (top-level code) but runs no pipeline call.
     assert good.returncode == 0 and good.stdout.splitlines()[-1] == "['correct', 'incorrect']", good.stderr
     assert good.stdout.count("['correct'") == 1
+
+
+HEAVY_MAIN = """
+import mmap, sys
+sys.path.insert(0, {tasks!r})
+# What `import torch` does to a main script's address space (~2.6 GB): the forkserver re-imports this file, so every
+# worker starts with it mapped.
+RESERVED = mmap.mmap(-1, 3 << 30)
+if __name__ == "__main__":
+    from verifiers import VerifierPool
+    with VerifierPool() as pool:
+        print([v.status for v in pool.run("grade", [("\\\\frac{{1}}{{2}}", "0.5"), ("\\\\sqrt{{4}}", "3")])])
+        print(pool.run("verifier_pool_tasks:misbehave", ["hog", "ok"])[0].detail)
+"""
+
+
+def test_the_memory_limit_is_a_budget_above_what_a_heavy_main_script_leaves_in_each_worker(tmp_path: Path) -> None:
+    """A script that imports torch left every worker over the absolute 2 GiB RLIMIT_AS before its first item, and
+    every Math-Verify grade came back `unverifiable` (MemoryError); a runaway item must still fail alone."""
+    import subprocess
+
+    script = tmp_path / "heavy.py"
+    script.write_text(HEAVY_MAIN.format(tasks=str(Path(__file__).parent)))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    grades, hog = out.stdout.splitlines()[-2:]
+    assert grades == "['correct', 'incorrect']"
+    assert hog.startswith("MemoryError")

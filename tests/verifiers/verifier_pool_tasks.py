@@ -7,7 +7,10 @@ import time
 
 
 def misbehave(item: str) -> str:
-    """``hang`` sleeps a minute, ``crash`` kills the worker, ``raise`` raises, anything else echoes."""
+    """``hang`` sleeps a minute, ``crash`` kills the worker, ``raise`` raises, ``hog`` asks for 3 GiB, anything else
+    echoes."""
+    if item == "hog":
+        return str(len(bytearray(3 << 30)))
     if item == "hang":
         time.sleep(60)
     elif item == "crash":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,10 +21,10 @@ from prm.flywheel.lineage import (
     register_policy,
     register_prm,
     register_start,
-    required_prm,
     round_policy_model,
     round_prm,
     stale_prm,
+    usable_prm,
 )
 from prm.flywheel.rounds import ROUND_DAY
 from prm.models import weights_digest
@@ -80,7 +81,7 @@ def test_rerunning_round_0_after_two_rounds_leaves_every_model_and_parent_in_pla
         weights_digest(prm1), weights_digest(prm0), weights_digest(start)]
     assert round_prm(wh.root, 0) == prm0_again  # the rerun is round 0's newest PRM
     # ... but round 1's chain still grew from the first one: that is the stale PRM later rounds compare with.
-    assert stale_prm(wh.root, required_prm(wh.root, 1, "test")) == prm0
+    assert stale_prm(wh.root, usable_prm(wh.root, 1, CONFIG, "test")) == prm0
 
 
 def test_a_new_version_gets_its_own_folder_and_identical_weights_keep_theirs(tmp_path: Path) -> None:
@@ -124,7 +125,26 @@ def test_a_prm_the_blocking_rule_rejects_stays_registered_and_is_never_built_on(
     _prm(wh, 1, good, prm0, _metrics(0.1, 0.6), "d")
     with pytest.raises(LookupError, match=r"round 1's RL rewards with round 1's prm, whose version \w+ was rejected "
                                           r"\(new PRM F1 0.100 vs previous 0.600"):
-        required_prm(wh.root, 1, "round 1's RL rewards with")
+        usable_prm(wh.root, 1, CONFIG, "round 1's RL rewards with")
+
+
+def test_keep_last_hands_on_the_last_accepted_prm_past_rejected_rounds_but_never_past_a_missing_one(
+        wh: Warehouse, tmp_path: Path) -> None:
+    keep = replace(CONFIG, on_rejected_prm="keep_last")
+    start = _weights(tmp_path / "start", 1)
+    prm0 = _weights(tmp_path / "prm0", 2)
+    _prm(wh, 0, prm0, start, _metrics(0.6), "a")
+    _prm(wh, 1, _weights(tmp_path / "prm1", 3), prm0, _metrics(0.2, 0.6), "b")  # rejected
+    _prm(wh, 2, _weights(tmp_path / "prm2", 4), prm0, _metrics(0.1, 0.6), "c")  # rejected
+    for k in (1, 2):
+        handed = usable_prm(wh.root, k, keep, "test")
+        assert (handed.round, Path(handed.uri)) == (0, prm0)
+        with pytest.raises(LookupError, match=rf"round {k}'s prm, whose version \w+ was rejected"):
+            usable_prm(wh.root, k, CONFIG, "test")
+    with pytest.raises(LookupError, match="round 3's prm, which is not registered"):
+        usable_prm(wh.root, 3, keep, "test")  # a round never built is not skipped
+    with pytest.raises(ValueError, match="on_rejected_prm='skip' must be one of"):
+        replace(CONFIG, on_rejected_prm="skip")
 
 
 def test_a_missing_f1_names_a_fix() -> None:
