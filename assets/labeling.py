@@ -44,6 +44,8 @@ def _metadata(report: PartitionLabelReport) -> dict:
     }
     if report.budget_stopped:  # the rollout budget left solutions unlabeled: say so where the run is read
         meta["budget_stopped"] = report.budget_stopped
+    if report.plan_note:  # what active's uncertainty estimate rested on (its calibration, or why none)
+        meta["plan"] = report.plan_note
     if audit is not None:
         meta["audit"] = dg.MetadataValue.md(audit_markdown([audit]))
         if audit.processbench_f1 is not None:

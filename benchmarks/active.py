@@ -67,7 +67,9 @@ from prm.evaluation import IN_DISTRIBUTION, heldout_solutions, split_test_sets
 from prm.experiments import ComparisonConfig, compare_label_sources, pooled_comparison
 from prm.generation import SOLUTION_MAX_TOKENS, GenerationConfig, make_backend
 from prm.labeling import ActiveConfig, MCConfig, OmegaPRMConfig, backend_sampler, get_labeler
+from prm.labeling.partition import partition_step_labels
 from prm.labeling.resume import chunk_by_problem
+from prm.labeling.uncertainty import UNCERTAINTIES
 from prm.models import ARITH_POLICY_NAME, model_version, prompter_for
 from prm.reports import save_png
 from prm.training import PRMTrainConfig, TrainingSetConfig, build_training_set, stratified_splits, train_prm
@@ -94,7 +96,8 @@ def _args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=3, help="active: select-label-retrain rounds inside each budget")
     p.add_argument("--active-backing", default="omegaprm", choices=("omegaprm", "mc"),
                    help="active: the labeler of the solutions the PRM is unsure of")
-    p.add_argument("--uncertainty", default="band", choices=("band", "dropout"), help="active: the estimate")
+    p.add_argument("--uncertainty", default=ActiveConfig.uncertainty, choices=UNCERTAINTIES,
+                   help="active: the estimate (prm.labeling.uncertainty)")
     p.add_argument("--chunk", type=int, default=16, help="solutions per labeling call; a budget stopped inside one "
                    "leaves at most that chunk's OmegaPRM searches partial")
     p.add_argument("--workdir", default=None, help="keep the warehouse, the arms' labels and PRMs here (reruns "
@@ -291,9 +294,11 @@ def label_active(bench: Bench, arm: Arm, limit: int | None, arm_wh: Warehouse, f
         else:
             config = ActiveConfig(prm=None if prm_dir is None else str(prm_dir), uncertainty=args.uncertainty,
                                   backing=args.active_backing, rollouts=args.rollouts, seed=arm.seed)
-            plan = get_labeler("active", config).plan(bench.pool, questions=bench.questions, done=labeled)
+            plan = get_labeler("active", config).plan(
+                bench.pool, questions=bench.questions, done=labeled,
+                labeled=partition_step_labels(arm_wh, ("active",), SOURCE, DAY))  # what calibrated fits on
             todo = [by_id[sid] for sid in plan.selected]
-            picked = {"unsure": len(plan.selected), "trusted": len(plan.trusted)}
+            picked = {"unsure": len(plan.selected), "trusted": len(plan.trusted), "calibration": plan.calibration}
             hints = plan.first_error_hints() if args.active_backing == "omegaprm" else None
         labeler = labeler_of(args.active_backing, args, left) if todo else None
         got, new = buy(bench, labeler, todo, arm_wh, "active", hints) if todo else (0, set())

@@ -1,5 +1,7 @@
 """The README's main command: materialize the whole graph for today's ``arith`` partition, in-process, as the
-default recipe (recipes/default.yaml) says; ``--recipe`` runs another one (as ``prm-pipeline run`` does).
+default recipe (recipes/default.yaml) says; ``--recipe`` runs another one (as ``prm-pipeline run`` does). On the
+shipped policy it then labels with the opt-in methods of :data:`DEMO_OPT_IN_LABELS` and audits again, so the label
+audit shows them beside MC's and OmegaPRM's.
 
 Run history lands in the project's DAGSTER_HOME, so the run also shows in ``make ui``.
 """
@@ -11,14 +13,18 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
-from assets.partitions import check_day
+from assets.partitions import check_day, partition_key
 from assets.resources import default_inbox
 from pipelines.inbox import sidecar_recipe, unsuited_policy
 from pipelines.recipe import Recipe, RecipeError, load_recipe
-from pipelines.runner import print_outcome, run_recipe
+from pipelines.run_config import recipe_run_config
+from pipelines.runner import LOGGING, execute, merge, print_outcome, run_recipe
+from prm.labeling import MCConfig
+from prm.models import ARITH_POLICY_NAME, ARITH_PRM_NAME
 from prm.tasks import BUILTIN_SOURCES
 from warehouse import PROJECT_ROOT, Warehouse, connect, snapshot_versions, today
 
@@ -60,6 +66,42 @@ def demo_recipe(source: str | None = None, recipe_file: str | Path | None = None
     if sidecar is None:
         raise RecipeError(unsuited_policy(source, recipe.policy.model) or f"source {source!r} has no recipe")
     return sidecar
+
+
+# The opt-in label methods' assets (warehouse.methods.opt_in_label_assets) the demo materializes after its runs, with
+# their launchpad config: adaptive MC capped at MC's N, and active labels from the shipped PRM (the demo trains its
+# own after labeling): MC on the most unsure quarter of the solutions, the PRM's own (pseudo) labels on the ones it is
+# sure of. The MC labels' stored rollouts serve both (no new rollouts, no engine start). Last, after the recipe's runs,
+# so no label they wrote (consensus's) combines theirs.
+DEMO_OPT_IN_LABELS: dict[str, dict[str, Any]] = {
+    "mc_adaptive_labels": {"adaptive_max": MCConfig().n_rollouts},
+    "active_labels": {"prm": ARITH_PRM_NAME, "backing": "mc", "rollouts": MCConfig().n_rollouts, "max_share": 0.25,
+                      "pseudo_labels": True},
+}
+
+
+def labels_opt_in(recipe: Recipe) -> bool:
+    """Whether the demo adds :data:`DEMO_OPT_IN_LABELS` to ``recipe``: on the shipped policy (the shipped PRM reads
+    its steps), with MC among its labelers (their rollouts)."""
+    return recipe.policy.model == ARITH_POLICY_NAME and (recipe.labels.methods is None or "mc" in recipe.labels.methods)
+
+
+def opt_in_run_config(recipe: Recipe) -> dict:
+    """The run config of the opt-in labels' run: their launchpad config and the recipe's generation resource."""
+    return {"ops": {asset: {"config": config} for asset, config in DEMO_OPT_IN_LABELS.items()},
+            "resources": recipe_run_config(recipe, "refresh")["resources"]}
+
+
+def run_opt_in_labels(recipe: Recipe, day: str) -> dg.ExecuteInProcessResult:
+    """Materialize :data:`DEMO_OPT_IN_LABELS`' assets on (day, the recipe's source), then ``label_audit`` again
+    (it audits every method the partition holds), in one run of the implicit asset job (the refresh job leaves them
+    out)."""
+    from pipelines.definitions import defs  # after run_recipe set DAGSTER_HOME
+
+    keys = [dg.AssetKey(a) for a in (*DEMO_OPT_IN_LABELS, "label_audit")]
+    return execute(defs.resolve_implicit_global_asset_job_def(), dg.DagsterInstance.get(),
+                   partition_key=partition_key(day, recipe.source), asset_selection=keys,
+                   run_config=merge(LOGGING, opt_in_run_config(recipe)))
 
 
 def run(day: str, source: str, run_config: dict | None = None, rl: bool = True) -> list[dg.ExecuteInProcessResult]:
@@ -106,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         recipe = demo_recipe(args.source, args.recipe)
         results = run_recipe(recipe, args.day, resample)
+        if all(r.success for r in results) and labels_opt_in(recipe):
+            results.append(run_opt_in_labels(recipe, args.day))
     except RecipeError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1

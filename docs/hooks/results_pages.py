@@ -548,6 +548,35 @@ def _extraction(logs: Logs) -> str:
                             rows)])
 
 
+def _mc(metric: dict[str, Any], signed: bool = False) -> str:
+    """A ``{"value", "ci"}`` (or ``{"delta", "ci"}``) metric of benchmarks/uncertainty.py's log."""
+    return with_ci(metric.get("value", metric.get("delta")), metric.get("ci"), signed=signed)
+
+
+def _uncertainty(logs: Logs) -> str:
+    result = last_with(logs["uncertainty.log"], "estimates")
+    shares = list(next(m for m in result["estimates"].values() if isinstance(m, dict))["caught"])
+    rows, notes = [], []
+    for name, m in result["estimates"].items():
+        if not isinstance(m, dict):
+            notes.append(f"`{name}`: {m}.")
+            continue
+        rows.append([f"`{name}`", _mc(m["first_error_acc"]), _mc(m["auroc"]), _mc(m["trusted_share"]),
+                     _mc(m["mistakes_among_trusted"]), *[_mc(m["caught"][s]) for s in shares],
+                     *[_mc(m["left_error"][s]) for s in shares]])
+    header = ["estimate", "first-error accuracy", "ROC-AUC for its mistakes", "trusted (ActPRM rule)",
+              "mistakes among trusted", *[f"mistakes caught, {float(s):.0%} labeled" for s in shares],
+              *[f"mistakes left, {float(s):.0%} labeled" for s in shares]]
+    stats = list(next(iter(result["differences"].values())))
+    diffs = [[f"`{pair}`", *[_mc(d[stat], signed=True) for stat in stats]] for pair, d in result["differences"].items()]
+    counts = result.get("counts", {})
+    return "\n".join([
+        f"{num(counts.get('eval_solutions'), 0)} held-out solutions ({num(counts.get('fit_solutions'), 0)} in the fit "
+        f"halves), seeds {', '.join(str(r['seed']) for r in result.get('per_seed', []))}; PRM "
+        f"`{Path(str(result['config'].get('prm'))).name}`.", "", table(header, rows), "", *notes, "",
+        "Differences, paired per solution:", "", table(["pair", *stats], diffs), ""])
+
+
 STUDIES: tuple[Study, ...] = (
     Study("label-sources-floor", "Label sources with the default (floored) recipe, 300 problems per length",
           ("prm_per_level_300_floor.log",),
@@ -630,6 +659,18 @@ STUDIES: tuple[Study, ...] = (
           "(the shipped judge)",
           "The judge on held-out solutions with exact truth: coverage, first-error accuracy, ProcessBench F1 and "
           "tokens per step, zero-shot and fine-tuned.", _judge),
+    Study("uncertainty", "Uncertainty estimates for active labeling", ("uncertainty.log",),
+          "python benchmarks/uncertainty.py",
+          "Which estimate finds the PRM's mistakes, as `active` uses it: the shipped policy's samples of 4-8-operation "
+          "word problems (problem seeds apart from every training draw), scored by the shipped PRM and labeled by "
+          "exact truth; per seed the problems are split in half, the fit half standing for the labels a seed set "
+          "bought. A solution is an estimate's mistake when its first predicted error (the first step below 0.5) "
+          "is not the true one. `band`: the PRM's own probabilities; `calibrated`: Platt-scaled on the fit half "
+          "(`active`'s default); `ensemble`: ActPRM's 32 heads on the frozen PRM, fit on the fit half. Then, on the "
+          "other half: first-error accuracy, ROC-AUC of the unsure score for the estimate's own mistakes, ActPRM's "
+          "trust rule at its thresholds (0.1 / 0.9, spread 0.01), and with the most unsure share of solutions "
+          "labeled, the share of mistakes caught and the mistake rate among the rest; 95% intervals over (seed, "
+          "problem).", _uncertainty),
     Study("scoring", "PRM scoring speed", ("scoring.log", "scoring_incremental.log"),
           "python benchmarks/scoring.py; python benchmarks/scoring.py --workloads search --prm DIR --repeats 3",
           "Transformers and vLLM scoring the same PRM, batched and one solution at a time, with their parity and "

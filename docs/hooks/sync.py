@@ -81,6 +81,13 @@ def headline(results: Path, card: Path | None = None) -> str:
                  f"[`prm_offpolicy_truth_seed0.log`]({LOGS}/prm_offpolicy_truth_seed0.log)"])
     rows += rl_rows(results)
     rows += search_rows(results)
+    unc = last_with(json_objects(results / "uncertainty.log"), "estimates")
+    left = unc["differences"]["calibrated-band"]["left_error_0.25"]
+    rows.append(["`active`'s estimate: mistakes left among solutions not labeled when the most unsure 25% are, "
+                 f"calibrated (default) {num(unc['estimates']['calibrated']['left_error']['0.25']['value'])} vs "
+                 f"raw PRM {num(unc['estimates']['band']['left_error']['0.25']['value'])} (paired difference)",
+                 with_ci(left["delta"], left["ci"], signed=True),
+                 f"[`uncertainty.log`]({LOGS}/uncertainty.log)"])
     fly = last_with(json_objects(results / "flywheel_seeds.log"), "rounds")
     rows.append([f"Flywheel's final policy minus one long RL run (paired; RL arm `{fly_arm(results)}`, 2 seeds)",
                  with_ci(fly["flywheel_minus_single"], fly["flywheel_minus_single_ci"], signed=True),

@@ -59,7 +59,11 @@ class ActiveConfig:
     """
 
     prm: str | None = DEFAULT_PRM  # the scoring PRM (folder, PRM root, registered name); None: every one is unsure
-    uncertainty: str = "band"  # one of UNCERTAINTIES (prm/labeling/uncertainty.py says why band is the default)
+    # One of UNCERTAINTIES (prm/labeling/uncertainty.py says why calibrated is the default). calibrated fits on the
+    # labeled steps of the partition's solutions by the methods in calibrate_on (None: this method's own earlier
+    # labels and the backing method's), pseudo-labels excluded.
+    uncertainty: str = "calibrated"
+    calibrate_on: tuple[str, ...] | None = None
     low: float = ACTPRM_LOW  # a step is confident at P(good) <= low ...
     high: float = ACTPRM_HIGH  # ... or >= high
     max_std: float = ACTPRM_MAX_STD  # dropout: the most the passes may disagree on a confident step
@@ -75,6 +79,10 @@ class ActiveConfig:
     seed: int = 0  # dropout passes and the order of equally unsure solutions
 
     def __post_init__(self) -> None:
+        if self.calibrate_on is not None:
+            object.__setattr__(self, "calibrate_on", tuple(self.calibrate_on))
+            if not all(isinstance(m, str) and m.strip() for m in self.calibrate_on):
+                raise ValueError(f"calibrate_on={self.calibrate_on!r} must name label methods")
         if self.uncertainty not in UNCERTAINTIES:
             raise ValueError(f"uncertainty={self.uncertainty!r} is unknown; use one of {UNCERTAINTIES}")
         if self.backing not in BACKINGS:
@@ -99,6 +107,14 @@ class ActiveConfig:
             check_count("batch_size", self.batch_size, high=4096, why="solutions per scoring batch")
         check_seed("seed", self.seed)
 
+    def calibration_methods(self, name: str) -> tuple[str, ...]:
+        """The label methods whose labels ``calibrated`` fits on, for a labeler writing under ``name``.
+
+        >>> ActiveConfig().calibration_methods("active"), ActiveConfig(calibrate_on=("mc",)).calibration_methods("a")
+        (('active', 'omegaprm'), ('mc',))
+        """
+        return self.calibrate_on if self.calibrate_on is not None else (name, self.backing)
+
     def backing_labeler(self, name: str) -> Labeler:
         """The backing labeler, writing under ``name``; OmegaPRM unscreened (a selected solution is to be labeled)."""
         if self.backing == "omegaprm":
@@ -115,6 +131,7 @@ class ActivePlan:
     trusted: tuple[str, ...]
     over_budget: tuple[str, ...]
     beliefs: Mapping[str, StepBelief] = field(default_factory=dict)
+    calibration: str = ""  # what ``calibrated`` fit on, or why it could not; empty for the other estimates
 
     def first_error_hints(self) -> dict[str, int]:
         """The PRM's first predicted error (-1 = none) of each selected solution it scored: where a backing search
@@ -142,6 +159,8 @@ class ActiveLabeler:
         self.scorer = scorer
         self.backing = self.config.backing_labeler(name)  # one for every chunk: its state (a budget) carries over
         self._plan: ActivePlan | None = None
+        self._fit: tuple[list[tuple[str, list[str]]], list[list[bool]]] = ([], [])  # calibrated's labeled steps
+        self._calibration = ""  # what the last plan's estimate fit on
 
     @property
     def budget(self) -> Any:
@@ -149,14 +168,22 @@ class ActiveLabeler:
         return getattr(self.backing, "budget", None)
 
     def plan(self, solutions: Sequence[SolutionToLabel], *, questions: Mapping[str, str] | None = None,
-             done: Collection[str] = ()) -> ActivePlan:
+             done: Collection[str] = (), labeled: Mapping[str, Sequence[bool]] | None = None) -> ActivePlan:
         """Score ``solutions`` (minus ``done``, already labeled by an earlier run, which count against the budget)
         and decide which go to the backing labeler; kept for the ``label`` calls that follow.
 
         ``questions`` maps problem_id to the problem text the PRM reads; without it the policy prompt is read.
+        ``labeled`` maps solution_id to per-step labels (True = good) of solutions among ``solutions``: what
+        ``uncertainty="calibrated"`` fits on (:meth:`ActiveConfig.calibration_methods` says whose).
         """
         todo = [s for s in solutions if s.solution_id not in done and s.steps]
-        scored = self._beliefs(todo, questions or {})  # [] without a PRM
+        questions = questions or {}
+        known = [(s, list(labeled[s.solution_id])) for s in solutions
+                 if labeled and s.solution_id in labeled and len(labeled[s.solution_id]) == len(s.steps) and s.steps]
+        self._fit = ([(questions.get(s.problem_id, s.prompt), list(s.steps)) for s, _ in known],
+                     [y for _, y in known])
+        self._calibration = ""
+        scored = self._beliefs(todo, questions)  # [] without a PRM
         beliefs = dict(zip((s.solution_id for s in todo), scored, strict=True)) if scored else {}
         cfg = self.config
         trusted = [sid for sid, b in beliefs.items()
@@ -170,7 +197,8 @@ class ActiveLabeler:
         if cfg.max_solutions is not None:
             budget = min(budget, cfg.max_solutions - already)
         budget = max(budget, 0)
-        self._plan = ActivePlan(tuple(unsure[:budget]), tuple(trusted), tuple(unsure[budget:]), beliefs)
+        self._plan = ActivePlan(tuple(unsure[:budget]), tuple(trusted), tuple(unsure[budget:]), beliefs,
+                                self._calibration)
         return self._plan
 
     def _beliefs(self, todo: Sequence[SolutionToLabel], questions: Mapping[str, str]) -> list[StepBelief]:
@@ -185,8 +213,12 @@ class ActiveLabeler:
                                                              device=self.config.device)), True
         try:
             cfg = self.config
-            return estimate(cfg.uncertainty, passes=cfg.passes, seed=cfg.seed, dropout_p=cfg.dropout_p).beliefs(
-                scorer, [(questions.get(s.problem_id, s.prompt), list(s.steps)) for s in todo])
+            labeled, labels = self._fit
+            how = estimate(cfg.uncertainty, passes=cfg.passes, seed=cfg.seed, dropout_p=cfg.dropout_p,
+                           labeled=labeled, labels=labels)
+            beliefs = how.beliefs(scorer, [(questions.get(s.problem_id, s.prompt), list(s.steps)) for s in todo])
+            self._calibration = getattr(how, "fitted", "")
+            return beliefs
         finally:
             if loaded:  # released before the rollout engine needs the memory
                 scorer.close()
@@ -218,7 +250,8 @@ class ActiveLabeler:
         labels += [lb for s in pseudo for lb in self._pseudo(s, plan.beliefs[s.solution_id], params)]
         in_todo = {s.solution_id for s in todo}
         extra = {**run.extra, "selected": len(chosen & in_todo), "trusted": len(trusted & in_todo),
-                 "over_budget": len(set(plan.over_budget) & in_todo), "pseudo_labeled": len(pseudo)}
+                 "over_budget": len(set(plan.over_budget) & in_todo), "pseudo_labeled": len(pseudo),
+                 **({"calibration": plan.calibration} if plan.calibration else {})}
         return replace(run, method=self.name, labels=tuple(labels),
                        solution_ids=(*run.solution_ids, *(s.solution_id for s in pseudo)), extra=extra)
 

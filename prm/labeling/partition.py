@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prm.datagen import IMPORTED_MARK, solutions_to_label
+from prm.format import STATUS_PSEUDO
 from prm.generation import SOLUTION_MAX_TOKENS, GenerationBackend
 from prm.label_audit import AuditRow, PeopleAudit, audit_against_people, audit_labels
 from prm.labeling.consensus import (
@@ -55,6 +56,7 @@ class PartitionLabelReport:
     audit: AuditRow | None
     label_balance: dict[str, int] = field(default_factory=dict)
     budget_stopped: str | None = None  # why the rollout budget left solutions unlabeled; None = it did not
+    plan_note: str | None = None  # what a planning labeler's estimate rested on (active: its calibration)
 
 
 def label_partition(
@@ -77,9 +79,10 @@ def label_partition(
 ) -> PartitionLabelReport:
     """Label the partition's solutions with ``method`` and write labels and new rollouts chunk by chunk.
 
-    ``backend`` is called (to start the engine) only when there is something to label; fresh rollouts are sampled
-    at ``temperature`` (the policy's own distribution at 1.0; an instruct model such as SmolLM2 wants ~0.7).
-    Rollouts already in the warehouse for this policy are reused (never paid twice). With ``resume``,
+    ``backend`` is called (to start the engine) only when a rollout the labels need is not in the warehouse yet;
+    fresh rollouts are sampled at ``temperature`` (the policy's own distribution at 1.0; an instruct model such as
+    SmolLM2 wants ~0.7). Rollouts already in the warehouse for this policy are reused (never paid twice), so a
+    labeler the stored rollouts serve (adaptive MC after fixed-N MC) starts no engine. With ``resume``,
     solutions already labeled by ``method`` are skipped, so a killed run continues where it stopped;
     without it, the method's earlier labels of the partition are removed first. They are removed too when
     any of them is stale (see :func:`current_labels`): resuming over re-sampled solutions would keep labels
@@ -101,11 +104,14 @@ def label_partition(
                                     audit=audit_partition(wh, method, source, day))
     labeler = get_labeler(method, config)
     plan = getattr(labeler, "plan", None)  # a labeler that chooses what to pay for across the partition (active)
+    plan_note = None
     if callable(plan):  # before the engine starts: it may load a model of its own
         questions = {p["problem_id"]: p["question"] for p in wh.read_partition("problems", source, day).to_pylist()}
-        plan(solutions, questions=questions, done=done)
+        calibrate_on = getattr(getattr(labeler, "config", None), "calibration_methods", None)
+        labeled = partition_step_labels(wh, calibrate_on(method), source, day) if callable(calibrate_on) else None
+        plan_note = getattr(plan(solutions, questions=questions, done=done, labeled=labeled), "calibration", "") or None
     existing = [r for r in wh.read_partition("rollouts", source, day).to_pylist() if r["model"] == model]
-    sampler = backend_sampler(backend(), existing, model=model, seed=seed, max_tokens=max_tokens,
+    sampler = backend_sampler(_OnFirstUse(backend), existing, model=model, seed=seed, max_tokens=max_tokens,
                               temperature=temperature)
     budget = getattr(labeler, "budget", None)
     if isinstance(budget, RolloutBudget) and budget.limit is not None and done:  # a resumed partition spent some
@@ -129,7 +135,21 @@ def label_partition(
         new_rollouts=totals["new_rollouts"], cost_rollouts=totals["cost_rollouts"],
         cost_tokens=totals["cost_tokens"], audit=audit_partition(wh, method, source, day),
         label_balance=label_balance(wh, method, source, day), budget_stopped=_budget_note(budget, totals["solutions"],
-                                                                                         len(solutions) - len(done)))
+                                                                                         len(solutions) - len(done)),
+        plan_note=plan_note)
+
+
+class _OnFirstUse:
+    """A generation backend started by ``start`` when first used (the rollout cache asks it only for what it lacks)."""
+
+    def __init__(self, start: Callable[[], GenerationBackend]) -> None:
+        self._start = start
+        self._backend: GenerationBackend | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._backend is None:
+            self._backend = self._start()
+        return getattr(self._backend, name)
 
 
 def _budget_note(budget: object, labeled: int, wanted: int) -> str | None:
@@ -139,6 +159,21 @@ def _budget_note(budget: object, labeled: int, wanted: int) -> str | None:
     return (f"rollout budget max_rollouts_per_partition={budget.limit} spent ({budget.spent} charged): "
             f"{labeled} of {wanted} solutions to label were labeled (OmegaPRM: searches stopped where they were); "
             "raise the budget and rerun to label the rest")
+
+
+def partition_step_labels(wh: Warehouse, methods: Sequence[str], source: str, day: str) -> dict[str, list[bool]]:
+    """Per solution of the partition, its per-step hard labels (True = good) by the first of ``methods`` that
+    labeled every step of it; pseudo-labels and unknown steps are left out."""
+    by: dict[tuple[str, str], dict[int, bool]] = defaultdict(dict)
+    for r in wh.read_partition("step_labels", source, day).to_pylist():
+        if r["method"] in methods and r["status"] != STATUS_PSEUDO and r["hard_label"] is not None:
+            by[(r["method"], r["solution_id"])][int(r["step_idx"])] = bool(r["hard_label"])
+    out: dict[str, list[bool]] = {}
+    for m in methods:
+        for (method, sid), steps in by.items():
+            if method == m and sid not in out and sorted(steps) == list(range(len(steps))):
+                out[sid] = [steps[k] for k in range(len(steps))]
+    return out
 
 
 def label_balance(wh: Warehouse, method: str, source: str, day: str) -> dict[str, int]:

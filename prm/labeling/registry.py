@@ -46,6 +46,7 @@ class LabelerSpec:
 LABELERS: dict[str, LabelerSpec] = {
     "mc": LabelerSpec(MCConfig, MCConfig(), MCLabeler, "rollouts"),
     "mc_early_stop": LabelerSpec(MCConfig, MCConfig(early_stop=True), MCLabeler, "rollouts"),
+    "mc_adaptive": LabelerSpec(MCConfig, MCConfig(adaptive=True), MCLabeler, "rollouts"),
     "omegaprm": LabelerSpec(OmegaPRMConfig, OmegaPRMConfig(), OmegaPRMLabeler, "rollouts"),
     "progress": LabelerSpec(ProgressConfig, ProgressConfig(), ProgressLabeler, "rows"),
     "sympy": LabelerSpec(FormalConfig, FormalConfig(), FormalLabeler, "rows"),
@@ -61,7 +62,8 @@ def computed_methods() -> tuple[str, ...]:
     """Names of the method table's methods the pipeline computes, in table order.
 
     >>> computed_methods()
-    ('mc', 'mc_early_stop', 'omegaprm', 'progress', 'sympy', 'z3', 'sympy_ref', 'judge', 'consensus', 'active')
+    ('mc', 'mc_early_stop', 'mc_adaptive', 'omegaprm', 'progress', 'sympy', 'z3', 'sympy_ref', 'judge', \
+'consensus', 'active')
     """
     return tuple(n for n in method_names() if method(n).computed)
 
@@ -70,7 +72,7 @@ def labelers_needing(needs: str) -> tuple[str, ...]:
     """Registered names whose ``label`` takes ``needs``.
 
     >>> labelers_needing("rollouts")
-    ('mc', 'mc_early_stop', 'omegaprm', 'active')
+    ('mc', 'mc_early_stop', 'mc_adaptive', 'omegaprm', 'active')
     """
     if needs not in NEEDS:
         raise ValueError(f"needs={needs!r} is unknown; use one of {NEEDS}")
@@ -90,8 +92,8 @@ def get_labeler(name: str, config: Any = None) -> Labeler | DerivedLabeler:
     >>> get_labeler("omega")
     Traceback (most recent call last):
     ...
-    ValueError: labeler 'omega' is unknown; use one of ['active', 'consensus', 'judge', 'mc', 'mc_early_stop', \
-'omegaprm', 'progress', 'sympy', 'sympy_ref', 'z3']
+    ValueError: labeler 'omega' is unknown; use one of ['active', 'consensus', 'judge', 'mc', 'mc_adaptive', \
+'mc_early_stop', 'omegaprm', 'progress', 'sympy', 'sympy_ref', 'z3']
     """
     if name not in LABELERS:
         raise ValueError(f"labeler {name!r} is unknown; use one of {sorted(LABELERS)}")

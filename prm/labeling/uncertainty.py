@@ -1,4 +1,4 @@
-"""How sure a PRM is of a solution's steps: one small interface, two estimates, and ActPRM's trust rule.
+"""How sure a PRM is of a solution's steps: one small interface, three estimates, and ActPRM's trust rule.
 
 An estimate turns ``(problem, steps)`` items into :class:`StepBelief`s: the mean P(good) of every step and its
 spread over stochastic passes. :func:`is_trusted` is the rule of ActPRM (Duan et al. 2025, sail-sg/ActivePRM) with
@@ -6,28 +6,41 @@ whatever estimate is chosen: a solution is trusted only when every step up to (a
 error (the first step with P(good) < 0.5; every step when none is) is confident, P >= ``high`` or P <= ``low``,
 and its spread is at most ``max_std``.
 
-* ``band`` (the default): one deterministic pass of the PRM; the spread is 0, so the rule is the confidence band
-  alone. It is the simplest estimate that works with any :class:`prm.scoring.Scorer` (transformers, vLLM, an
-  LM-head PRM, a scripted one in a test), costs one scoring pass, and is ActPRM's rule with an ensemble of one.
+* ``calibrated`` (the default): one deterministic pass, the PRM's step logit Platt-scaled
+  (:func:`platt`) on labeled steps of the same policy's solutions (the labels a seed set already bought); no
+  spread. The trust rule's 0.1 / 0.5 / 0.9 assume probabilities that mean what they say, and a PRM's need not:
+  the shipped LM-head PRM puts some step below 0.5 in nearly every solution of its own lengths, so its raw first
+  predicted error is almost never the true one, and calibrated it mostly is (``benchmarks/uncertainty.py``; the
+  figures are on the docs' results page "Uncertainty estimates"). With fewer than :data:`MIN_CALIBRATION_STEPS`
+  labeled steps, or one class only, there is nothing to fit and the estimate is ``band``'s (the caller says so).
+* ``band``: the PRM's own probabilities, no spread: ActPRM's rule with an ensemble of one. Right for a PRM whose
+  probabilities are calibrated; works with any :class:`prm.scoring.Scorer`.
 * ``dropout``: ``passes`` forward passes with the PRM's dropout layers switched on (Gal and Ghahramani's MC
   dropout), each seeded; the belief is their mean and standard deviation. It needs a PRM run by transformers in
   this process (a ``model`` attribute holding the torch module) whose dropout layers have p > 0, or ``dropout_p``
-  to set one (a classifier PRM's head has p = 0.1 by default); it costs ``passes`` scoring passes.
+  to set one (a classifier PRM's head has p = 0.1 by default; the LM-head PRM has none); it costs ``passes``
+  scoring passes.
 
-ActPRM's own estimate, an ensemble of small heads trained on one frozen backbone, needs heads trained for it; it
-would be a third implementation of :class:`Uncertainty` (a ``beliefs`` over the heads' outputs).
+ActPRM's own estimate, an ensemble of small heads on one frozen backbone, is
+:class:`prm.labeling.head_ensemble.HeadEnsemble`. Fit on the same labels it ranks its own mistakes better than
+``calibrated`` but makes more of them, so it leaves more wrong solutions among those not labeled and trusts almost
+none (the same benchmark); it is not a choice of ``ActiveConfig``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from prm.scoring import Scorer
 
-UNCERTAINTIES = ("band", "dropout")
+UNCERTAINTIES = ("calibrated", "band", "dropout")
+# Labeled steps ``calibrated`` needs (of both classes) before it fits; below it the estimate is ``band``'s.
+MIN_CALIBRATION_STEPS = 20
+_CLIP = 1e-6  # probabilities are clipped to [eps, 1 - eps] before their logit
 # A step is predicted wrong when its P(good) falls below this (the PRM's own decision point, as in ActPRM).
 PREDICTED_GOOD = 0.5
 
@@ -143,8 +156,93 @@ def _dropout_on(model: Any, p: float | None) -> Iterator[None]:
             m.p = old_p
 
 
-def estimate(name: str, *, passes: int, seed: int, dropout_p: float | None) -> Uncertainty:
-    """The estimate called ``name`` (one of :data:`UNCERTAINTIES`)."""
+def _logit(p: float) -> float:
+    q = min(max(float(p), _CLIP), 1 - _CLIP)
+    return math.log(q / (1 - q))
+
+
+def platt(scores: Sequence[float], labels: Sequence[bool], prior: float = 1.0) -> tuple[float, float]:
+    """``(a, b)`` of the Platt scaling ``sigmoid(a * logit(p) + b)`` that best fits ``labels`` (True = good) from the
+    PRM's ``scores``: logistic regression on the standardized logit by Newton's method with step halving, under a
+    Gaussian ``prior`` (an L2 pull of that weight) that keeps separable or constant scores finite.
+
+    >>> a, b = platt([0.2] * 10 + [0.01] * 10, [True] * 9 + [False] + [False] * 10)
+    >>> round(1 / (1 + math.exp(-(a * _logit(0.2) + b))), 1)  # 0.9 in the labels; the prior pulls 20 of them in
+    0.8
+    >>> a, b = platt([1e-30] * 8, [True] * 6 + [False] * 2)  # constant scores: the base rate (0.75), pulled in
+    >>> a, round(1 / (1 + math.exp(-b)), 2)
+    (0.0, 0.66)
+    """
+    if len(scores) != len(labels):
+        raise ValueError(f"{len(scores)} scores but {len(labels)} labels")
+    x = [_logit(p) for p in scores]
+    mean = sum(x) / len(x)
+    scale = math.sqrt(sum((xi - mean) ** 2 for xi in x) / len(x))
+    if scale < 1e-9:  # one score for every step: only the base rate is left to fit
+        scale = 0.0
+    z = [(xi - mean) / scale if scale else 0.0 for xi in x]
+    y = [1.0 if ok else 0.0 for ok in labels]
+
+    def loss(w: float, c: float) -> float:
+        return sum(math.log1p(math.exp(-abs(t))) + max(t, 0.0) - yi * t
+                   for zi, yi in zip(z, y, strict=True) for t in (w * zi + c,)) + prior / 2 * (w * w + c * c)
+
+    w, c = 0.0, 0.0
+    for _ in range(100):
+        ps = [1 / (1 + math.exp(-max(min(w * zi + c, 50.0), -50.0))) for zi in z]
+        gw = sum((p - t) * zi for p, t, zi in zip(ps, y, z, strict=True)) + prior * w
+        gc = sum(p - t for p, t in zip(ps, y, strict=True)) + prior * c
+        h = [p * (1 - p) for p in ps]
+        hww = sum(hi * zi * zi for hi, zi in zip(h, z, strict=True)) + prior
+        hwc = sum(hi * zi for hi, zi in zip(h, z, strict=True))
+        hcc = sum(h) + prior
+        det = hww * hcc - hwc * hwc
+        dw, dc = (hcc * gw - hwc * gc) / det, (hww * gc - hwc * gw) / det
+        step, before = 1.0, loss(w, c)
+        while step > 1e-6 and loss(w - step * dw, c - step * dc) > before:
+            step /= 2
+        w, c = w - step * dw, c - step * dc
+        if abs(step * dw) + abs(step * dc) < 1e-10:
+            break
+    if scale == 0:
+        return 0.0, c
+    return w / scale, c - w * mean / scale
+
+
+class CalibratedUncertainty:
+    """The PRM's probabilities Platt-scaled on ``labeled`` steps (``(problem, steps)`` items and their per-step
+    labels, True = good), fit on the same scoring pass; no spread. :attr:`fitted` says what it fit, or why it could
+    not (then its beliefs are the PRM's own, as ``band``)."""
+
+    def __init__(self, labeled: Items = (), labels: Sequence[Sequence[bool]] = ()) -> None:
+        if len(labeled) != len(labels):
+            raise ValueError(f"{len(labeled)} labeled solutions but {len(labels)} label lists")
+        self.labeled, self.labels = list(labeled), [list(y) for y in labels]
+        self.fitted = ""
+
+    def beliefs(self, scorer: Scorer, items: Items) -> list[StepBelief]:
+        rows = scorer.score_batch([*self.labeled, *items])
+        known = [(p, y) for row, ys in zip(rows, self.labels, strict=False) for p, y in zip(row, ys, strict=True)]
+        good = sum(y for _, y in known)
+        if len(known) < MIN_CALIBRATION_STEPS or good in (0, len(known)):
+            self.fitted = (f"none: {len(known)} labeled steps ({good} good), at least {MIN_CALIBRATION_STEPS} of "
+                           "both classes are needed; the PRM's own probabilities were used")
+            return [StepBelief(tuple(map(float, row)), (0.0,) * len(row)) for row in rows[len(self.labeled):]]
+        a, b = platt([p for p, _ in known], [y for _, y in known])
+        self.fitted = f"platt a={a:.3f} b={b:.3f} on {len(known)} labeled steps ({good} good)"
+        out = []
+        for row in rows[len(self.labeled):]:
+            probs = tuple(1 / (1 + math.exp(-max(min(a * _logit(p) + b, 50.0), -50.0))) for p in row)
+            out.append(StepBelief(probs, (0.0,) * len(probs)))
+        return out
+
+
+def estimate(name: str, *, passes: int, seed: int, dropout_p: float | None, labeled: Items = (),
+             labels: Sequence[Sequence[bool]] = ()) -> Uncertainty:
+    """The estimate called ``name`` (one of :data:`UNCERTAINTIES`); ``labeled`` and ``labels`` are what
+    ``calibrated`` fits on."""
+    if name == "calibrated":
+        return CalibratedUncertainty(labeled, labels)
     if name == "band":
         return BandUncertainty()
     if name == "dropout":

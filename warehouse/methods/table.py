@@ -34,7 +34,8 @@ class Method:
     # makes from the labeler registry (no asset code to write).
     asset: str | None = None
     # Off unless asked for: its asset stays out of the refresh job and the recipe's vocabulary (a method that
-    # needs something the default pipeline does not provide, e.g. a trained PRM); run it from the UI or a flywheel.
+    # needs something the default pipeline does not provide, e.g. a trained PRM, or a variant whose labels another
+    # method already gives); run it from the UI or a flywheel (`make demo` runs both after its other runs).
     opt_in: bool = False
 
     def __post_init__(self) -> None:
@@ -71,6 +72,9 @@ class Method:
 METHODS: tuple[Method, ...] = (
     Method("mc", "rollout", "Monte-Carlo rollouts (Math-Shepherd)", asset="mc_labels"),
     Method("mc_early_stop", "rollout", "Monte-Carlo, stop at first MC = 0", recipe="mc", asset="mc_labels"),
+    # Its own asset, so a partition holds its labels beside fixed-N MC's (from the same rollout cache).
+    Method("mc_adaptive", "rollout", "Monte-Carlo, adaptive: few rollouts per step, more where they split",
+           opt_in=True),
     Method("omegaprm", "rollout", "OmegaPRM binary search", asset="omegaprm_labels"),
     Method("progress", "rollout", "Step progress MC(k) - MC(k-1) from the MC rollouts (PAV)",
            asset="progress_labels"),
@@ -91,8 +95,8 @@ JUDGE = "judge"
 CONSENSUS = "consensus"
 # The methods whose labels read the problem's gold answer (rollouts are graded against it; consensus and progress
 # build on MC): on ProcessBench-style audits they are reported apart from methods that see only problem and steps.
-REFERENCE_METHODS: tuple[str, ...] = ("mc", "mc_early_stop", "omegaprm", "progress", "sympy_ref", "consensus",
-                                      "active")
+REFERENCE_METHODS: tuple[str, ...] = ("mc", "mc_early_stop", "mc_adaptive", "omegaprm", "progress", "sympy_ref",
+                                      "consensus", "active")
 # Every name a training set or an audit can read: the table's methods and the truth.
 LABEL_SOURCES: tuple[str, ...] = (*(m.name for m in METHODS), TRUTH)
 # The label-source comparison's default: exact truth (the ceiling), the rollout methods, the fine-tuned judge and
@@ -142,7 +146,7 @@ def opt_in_label_assets() -> tuple[str, ...]:
     """The assets of opt-in methods, which the refresh job leaves out.
 
     >>> opt_in_label_assets()
-    ('active_labels',)
+    ('mc_adaptive_labels', 'active_labels')
     """
     return tuple(dict.fromkeys(m.asset_key for m in METHODS if m.computed and m.opt_in))
 

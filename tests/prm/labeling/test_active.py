@@ -198,7 +198,7 @@ def test_the_method_row_registry_and_generated_asset() -> None:
     assert key in graph.get_all_asset_keys() and graph.get(key).group_name == "labeling"
     checks = {k.name for k in graph.asset_check_keys if k.asset_key == key}
     assert checks and any("schema" in name for name in checks)
-    assert opt_in_label_assets() == ("active_labels",)
+    assert "active_labels" in opt_in_label_assets()
     assert key not in refresh_job.selection.resolve(graph)  # opt-in: the refresh job leaves it out
     assert FlywheelConfig(label_method="active").labeler("models/r0") == ActiveConfig(prm="models/r0", rollouts=8)
     assert FlywheelConfig().label_method == "omegaprm"

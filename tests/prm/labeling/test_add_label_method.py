@@ -159,8 +159,8 @@ def test_a_planted_method_gets_a_made_asset_with_checks(blank: ModuleType, tmp_p
     from assets.partitions import partition_key, register_sources
     from assets.resources import WarehouseResource
 
-    # the checkout's own table: every method has a hand-written asset but active (made, tests/.../test_active.py)
-    assert [a.key.to_user_string() for a in METHOD_ASSETS] == ["active_labels"]
+    # the checkout's own table: every method has a hand-written asset but the opt-in mc_adaptive and active (made)
+    assert [a.key.to_user_string() for a in METHOD_ASSETS] == ["mc_adaptive_labels", "active_labels"]
     (made,) = [a for a in method_assets() if a.key not in {m.key for m in METHOD_ASSETS}]
     assert made.key == dg.AssetKey("blank_labels") and made.group_names_by_key[made.key] == "labeling"
     assert {k.to_user_string() for k in made.asset_deps[made.key]} == {"solutions"}  # writes `steps`, blank reads
