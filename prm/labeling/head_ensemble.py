@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from prm.labeling.uncertainty import Items, StepBelief
-from prm.scoring import Scorer
+from prm.scoring import Scorer, right_padded
 
 _LOGIT_CLIP = 1e-6  # the PRM's P(good) is clipped to [eps, 1 - eps] before its logit becomes a feature
 
@@ -49,12 +49,7 @@ def step_features(scorer: Scorer, items: Items, batch_size: int = 16) -> list[np
     for start in range(0, len(keep), batch_size):
         chunk = keep[start: start + batch_size]
         encoded = [scorer.encode(items[i][0], list(items[i][1])) for i in chunk]
-        width = max(len(e.input_ids) for e in encoded)
-        ids = torch.zeros((len(chunk), width), dtype=torch.long)
-        mask = torch.zeros((len(chunk), width), dtype=torch.long)
-        for b, e in enumerate(encoded):
-            ids[b, : len(e.input_ids)] = torch.tensor(e.input_ids)
-            mask[b, : len(e.input_ids)] = 1
+        ids, mask = right_padded([e.input_ids for e in encoded])
         with torch.inference_mode():
             hidden = model(input_ids=ids.to(device), attention_mask=mask.to(device),
                            output_hidden_states=True).hidden_states[-1].float().cpu()

@@ -24,6 +24,7 @@ from prm.scoring.reading import (
     Encoded,
     encode_solution,
     loglik_scores,
+    right_padded,
     step_logliks,
     token_logprobs,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "loglik_scores",
     "prm_kind",
     "resolve_dtype",
+    "right_padded",
     "step_logliks",
     "step_score_rows",
     "token_log_ratios",

@@ -55,14 +55,26 @@ def encode_solution(tokenizer: Any, question: str, steps: Sequence[str]) -> Enco
     return Encoded(list(enc["input_ids"]), spans)
 
 
+def right_padded(token_ids: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(ids, attention_mask)`` of sequences right-padded with 0 to the longest: a causal model's outputs at every
+    real position are those of the unpadded sequence.
+
+    >>> ids, mask = right_padded([[5, 6], [7]])
+    >>> ids.tolist(), mask.tolist()
+    ([[5, 6], [7, 0]], [[1, 1], [1, 0]])
+    """
+    width = max(len(t) for t in token_ids)
+    ids = torch.zeros((len(token_ids), width), dtype=torch.long)
+    mask = torch.zeros((len(token_ids), width), dtype=torch.long)
+    for b, t in enumerate(token_ids):
+        ids[b, : len(t)] = torch.tensor(list(t), dtype=torch.long)
+        mask[b, : len(t)] = 1
+    return ids, mask
+
+
 def token_logprobs(model: Any, batch: Sequence[Encoded]) -> list[torch.Tensor]:
     """Per solution, the log-probability of each token given the ones before it (position 0 gets 0)."""
-    width = max(len(e.input_ids) for e in batch)
-    ids = torch.zeros((len(batch), width), dtype=torch.long)
-    mask = torch.zeros((len(batch), width), dtype=torch.long)
-    for b, e in enumerate(batch):
-        ids[b, : len(e.input_ids)] = torch.tensor(e.input_ids)
-        mask[b, : len(e.input_ids)] = 1
+    ids, mask = right_padded([e.input_ids for e in batch])
     device = next(model.parameters()).device
     logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits.float()
     picked = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:, None].to(device))[..., 0]
